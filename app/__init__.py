@@ -1,0 +1,1 @@
+"""infragraph: a PostgreSQL-backed state server for infrastructure."""

@@ -1,0 +1,127 @@
+"""The `infragraph` command: serve, migrate, import, export."""
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+from app import db, jsonutil
+from app.config import Settings
+from app.graph.errors import GraphError
+from app.graph.store import export_state, write_version
+from app.tfstate import StateError, parse_state
+
+CLI_ACTOR = "cli"
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+async def _with_conn(
+    settings: Settings, work: Callable[[asyncpg.Connection], Awaitable[Any]]
+) -> Any:
+    conn = await asyncpg.connect(db.database_url(settings))
+    try:
+        await db.init_connection(conn)
+        await db.migrate(conn)
+        return await work(conn)
+    finally:
+        await conn.close()
+
+
+def _read_file(path: Path) -> bytes:
+    """Read a possibly big file in chunks, showing progress on stderr."""
+    size = path.stat().st_size
+    chunks, done, step = [], 0, 8 * 1024 * 1024
+    with path.open("rb") as f:
+        while chunk := f.read(step):
+            chunks.append(chunk)
+            done += len(chunk)
+            if size > 4 * step:
+                _progress(f"read {done // 1_048_576}/{size // 1_048_576} MiB")
+    return b"".join(chunks)
+
+
+async def import_state(settings: Settings, name: str, path: Path) -> None:
+    body = _read_file(path)
+    state = parse_state(body)
+    _progress(f"parsed {len(state.instances)} instances, {len(state.edges)} edges; writing")
+
+    async def work(conn: asyncpg.Connection) -> None:
+        written = await write_version(
+            conn,
+            name,
+            body,
+            actor=CLI_ACTOR,
+            action="import",
+            state=state,
+            detail={"file": path.name},
+        )
+        verb = "imported" if written.created else "already stored"
+        _progress(f"{verb}: {name} serial {written.serial}")
+
+    await _with_conn(settings, work)
+
+
+async def export(settings: Settings, name: str, serial: int | None) -> None:
+    async def work(conn: asyncpg.Connection) -> dict[str, Any]:
+        return await export_state(conn, name, serial=serial, actor=CLI_ACTOR)
+
+    document = await _with_conn(settings, work)
+    sys.stdout.buffer.write(jsonutil.dumps(document, indent=True))
+
+
+async def _nothing(conn: asyncpg.Connection) -> None:
+    return None
+
+
+def serve(settings: Settings, host: str, port: int) -> None:
+    import uvicorn
+
+    from app.server import create_app
+
+    # Resolve the database first: an embedded server starts here, in the main process.
+    app = create_app(settings, database_url=db.database_url(settings))
+    uvicorn.run(app, host=host, port=port, log_level="info")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="infragraph", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("serve", help="run the HTTP server")
+    run.add_argument("--host", default="127.0.0.1")
+    run.add_argument("--port", type=int, default=8080)
+    commands.add_parser("migrate", help="apply pending database migrations")
+    imp = commands.add_parser("import", help="import a Terraform v4 state file as a new version")
+    imp.add_argument("name")
+    imp.add_argument("file", type=Path)
+    exp = commands.add_parser("export", help="print a state rendered from its normalized rows")
+    exp.add_argument("name")
+    exp.add_argument("--serial", type=int)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    settings = Settings.from_env()
+    try:
+        if args.command == "serve":
+            serve(settings, args.host, args.port)
+        elif args.command == "migrate":
+            asyncio.run(_with_conn(settings, _nothing))  # connecting migrates
+            _progress("database is up to date")
+        elif args.command == "import":
+            asyncio.run(import_state(settings, args.name, args.file))
+        elif args.command == "export":
+            asyncio.run(export(settings, args.name, args.serial))
+    except (StateError, GraphError, OSError) as exc:
+        print(f"infragraph: {exc}", file=sys.stderr)
+        return 1
+    return 0

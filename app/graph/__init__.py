@@ -1,0 +1,1 @@
+"""The graph: owns the seed's tables (states, versions, resources, edges, outputs, events)."""

@@ -1,0 +1,23 @@
+"""Terraform v4 state, pure: parse and validate, normalize into rows, render back."""
+
+from app.tfstate.parse import (
+    INSTANCE_COLUMNS,
+    OUTPUT_COLUMNS,
+    InstanceRow,
+    NormalizedState,
+    OutputRow,
+    StateError,
+    parse_state,
+)
+from app.tfstate.render import render_state
+
+__all__ = [
+    "INSTANCE_COLUMNS",
+    "OUTPUT_COLUMNS",
+    "InstanceRow",
+    "NormalizedState",
+    "OutputRow",
+    "StateError",
+    "parse_state",
+    "render_state",
+]

@@ -1,0 +1,338 @@
+"""Parse a Terraform v4 state document and normalize it into rows.
+
+One row per resource instance object, with the columns of the `resources`
+table. Conventions that make the round trip exact:
+
+- a column is None when its key was absent from the document;
+- a JSON `null` in a JSONB column is `JSON_NULL` (stored as JSON null);
+- a key the schema does not normalize, or a scalar key holding `null`, is
+  kept verbatim in `extra` (instance level) or `resource_extra` (resource
+  level, repeated on each of its instances).
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from app.jsonutil import JSON_NULL, loads
+from app.tfstate.address import instance_address, module_config_path, resource_key
+
+MODES = ("managed", "data")
+
+
+class StateError(ValueError):
+    """The document is not a valid Terraform v4 state; the message says why."""
+
+
+class InstanceRow(NamedTuple):
+    address: str
+    resource_index: int
+    instance_index: int
+    mode: str
+    type: str
+    name: str
+    provider: str
+    module_path: str | None
+    each: str | None
+    index_key: Any
+    deposed: str | None
+    status: str | None
+    schema_version: int | None
+    attributes: Any
+    attributes_flat: Any
+    sensitive_attributes: Any
+    private: str | None
+    dependencies_raw: Any
+    depends_on_raw: Any
+    create_before_destroy: bool | None
+    identity: Any
+    identity_schema_version: int | None
+    extra: dict[str, Any]
+    resource_extra: dict[str, Any]
+
+
+class OutputRow(NamedTuple):
+    name: str
+    position: int
+    value: Any
+    type: Any
+    sensitive: bool | None
+    extra: dict[str, Any]
+
+
+INSTANCE_COLUMNS = InstanceRow._fields
+OUTPUT_COLUMNS = OutputRow._fields
+
+
+@dataclass
+class NormalizedState:
+    serial: int
+    lineage: str
+    terraform_version: str | None
+    instances: list[InstanceRow]
+    outputs: list[OutputRow]
+    # (from, to) positions in `instances`
+    edges: list[tuple[int, int]]
+    extra: dict[str, Any] = field(default_factory=dict)
+    omitted: list[str] = field(default_factory=list)
+
+
+# Keys normalized into columns, and the Python types their values must have.
+_INT = (int,)
+_STR = (str,)
+_BOOL = (bool,)
+_ANY = None  # any JSON value: a JSONB column
+_STATE_KEYS = {"version", "serial", "lineage", "terraform_version", "outputs", "resources"}
+_RESOURCE_KEYS = {"mode", "type", "name", "provider", "module", "each", "instances"}
+_INSTANCE_FIELDS: dict[str, tuple[type, ...] | None] = {
+    "index_key": (int, str),
+    "deposed": _STR,
+    "status": _STR,
+    "schema_version": _INT,
+    "attributes": _ANY,
+    "attributes_flat": _ANY,
+    "sensitive_attributes": _ANY,
+    "private": _STR,
+    "dependencies": _ANY,
+    "depends_on": _ANY,
+    "create_before_destroy": _BOOL,
+    "identity": _ANY,
+    "identity_schema_version": _INT,
+}
+_OUTPUT_FIELDS: dict[str, tuple[type, ...] | None] = {
+    "value": _ANY,
+    "type": _ANY,
+    "sensitive": _BOOL,
+}
+
+
+def _is(value: Any, types: tuple[type, ...]) -> bool:
+    # bool is an int in Python, but not in JSON
+    return isinstance(value, types) and (bool in types or not isinstance(value, bool))
+
+
+def _split(
+    obj: dict[str, Any], fields: dict[str, tuple[type, ...] | None], where: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split an object into normalized column values and verbatim extras."""
+    columns: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in obj.items():
+        types = fields.get(key, ...)
+        if types is ...:
+            extra[key] = value
+        elif types is None:
+            columns[key] = JSON_NULL if value is None else value
+        elif value is None:
+            extra[key] = None  # a scalar key holding null: nothing to normalize
+        elif _is(value, types):
+            columns[key] = value
+        else:
+            raise StateError(
+                f"{where}: {key!r} must be {_type_name(types)}, got {_json_type(value)}"
+            )
+    return columns, extra
+
+
+def _type_name(types: tuple[type, ...]) -> str:
+    names = {
+        int: "an integer",
+        str: "a string",
+        bool: "a boolean",
+        dict: "an object",
+        list: "a list",
+    }
+    return " or ".join(names[t] for t in types)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+    }.get(type(value), type(value).__name__)
+
+
+def _require(obj: dict[str, Any], key: str, types: tuple[type, ...], where: str) -> Any:
+    if key not in obj:
+        raise StateError(f"{where}: missing required field {key!r}")
+    value = obj[key]
+    if not _is(value, types):
+        raise StateError(f"{where}: {key!r} must be {_type_name(types)}, got {_json_type(value)}")
+    return value
+
+
+def parse_state(body: bytes | str) -> NormalizedState:
+    """Parse and validate a v4 state document; raise StateError with the reason."""
+    try:
+        doc = loads(body)
+    except ValueError as exc:
+        raise StateError(f"not valid JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise StateError(f"a state must be a JSON object, got {_json_type(doc)}")
+    if "version" not in doc:
+        raise StateError("missing required field 'version'")
+    if doc["version"] != 4 or isinstance(doc["version"], bool):
+        raise StateError(
+            f"unsupported state version {doc['version']!r}: only version 4 is supported"
+        )
+    serial = _require(doc, "serial", _INT, "state")
+    if serial < 0:
+        raise StateError("state: 'serial' must not be negative")
+    lineage = _require(doc, "lineage", _STR, "state")
+    terraform_version = doc.get("terraform_version")
+    if terraform_version is not None and not isinstance(terraform_version, str):
+        raise StateError(
+            f"state: 'terraform_version' must be a string, got {_json_type(terraform_version)}"
+        )
+
+    extra = {k: v for k, v in doc.items() if k not in _STATE_KEYS}
+    if "terraform_version" in doc and terraform_version is None:
+        extra["terraform_version"] = None
+    omitted = [k for k in ("outputs", "resources") if k not in doc]
+    outputs = _outputs(doc.get("outputs", {}))
+    instances = _instances(doc.get("resources", []))
+    return NormalizedState(
+        serial=serial,
+        lineage=lineage,
+        terraform_version=terraform_version,
+        instances=instances,
+        outputs=outputs,
+        edges=resolve_edges(instances),
+        extra=extra,
+        omitted=omitted,
+    )
+
+
+def _outputs(outputs: Any) -> list[OutputRow]:
+    if not isinstance(outputs, dict):
+        raise StateError(f"state: 'outputs' must be an object, got {_json_type(outputs)}")
+    rows = []
+    for position, (name, output) in enumerate(outputs.items()):
+        where = f"output {name!r}"
+        if not isinstance(output, dict):
+            raise StateError(f"{where}: must be an object, got {_json_type(output)}")
+        columns, extra = _split(output, _OUTPUT_FIELDS, where)
+        rows.append(
+            OutputRow(
+                name,
+                position,
+                columns.get("value"),
+                columns.get("type"),
+                columns.get("sensitive"),
+                extra,
+            )
+        )
+    return rows
+
+
+def _instances(resources: Any) -> list[InstanceRow]:
+    if not isinstance(resources, list):
+        raise StateError(f"state: 'resources' must be a list, got {_json_type(resources)}")
+    rows: list[InstanceRow] = []
+    seen: set[str] = set()
+    for resource_index, resource in enumerate(resources):
+        where = f"resources[{resource_index}]"
+        if not isinstance(resource, dict):
+            raise StateError(f"{where}: must be an object, got {_json_type(resource)}")
+        mode = _require(resource, "mode", _STR, where)
+        rtype = _require(resource, "type", _STR, where)
+        name = _require(resource, "name", _STR, where)
+        where = f"{where} ({'data.' if mode == 'data' else ''}{rtype}.{name})"
+        if mode not in MODES:
+            raise StateError(f"{where}: 'mode' must be 'managed' or 'data', got {mode!r}")
+        provider = _require(resource, "provider", _STR, where)
+        instances = _require(resource, "instances", (list,), where)
+        module = _optional_str(resource, "module", where)
+        each = _optional_str(resource, "each", where)
+        if not instances:  # Terraform prunes these; a row per instance cannot hold one
+            raise StateError(f"{where}: a resource with no instances cannot be stored")
+        resource_extra = {k: v for k, v in resource.items() if k not in _RESOURCE_KEYS}
+        for key in ("module", "each"):
+            if key in resource and resource[key] is None:
+                resource_extra[key] = None
+        for instance_index, instance in enumerate(instances):
+            iwhere = f"{where} instance {instance_index}"
+            if not isinstance(instance, dict):
+                raise StateError(f"{iwhere}: must be an object, got {_json_type(instance)}")
+            c, extra = _split(instance, _INSTANCE_FIELDS, iwhere)
+            address = instance_address(
+                module, mode, rtype, name, c.get("index_key"), c.get("deposed")
+            )
+            if address in seen:
+                raise StateError(f"{iwhere}: duplicate instance address {address}")
+            seen.add(address)
+            for key in ("dependencies", "depends_on"):
+                deps = c.get(key)
+                if deps is not None and not (
+                    isinstance(deps, list) and all(isinstance(d, str) for d in deps)
+                ):
+                    raise StateError(f"{iwhere} ({address}): {key!r} must be a list of strings")
+            rows.append(
+                InstanceRow(
+                    address,
+                    resource_index,
+                    instance_index,
+                    mode,
+                    rtype,
+                    name,
+                    provider,
+                    module,
+                    each,
+                    c.get("index_key"),
+                    c.get("deposed"),
+                    c.get("status"),
+                    c.get("schema_version"),
+                    c.get("attributes"),
+                    c.get("attributes_flat"),
+                    c.get("sensitive_attributes"),
+                    c.get("private"),
+                    c.get("dependencies"),
+                    c.get("depends_on"),
+                    c.get("create_before_destroy"),
+                    c.get("identity"),
+                    c.get("identity_schema_version"),
+                    extra,
+                    resource_extra,
+                )
+            )
+    return rows
+
+
+def _optional_str(obj: dict[str, Any], key: str, where: str) -> str | None:
+    value = obj.get(key)
+    if value is not None and not isinstance(value, str):
+        raise StateError(f"{where}: {key!r} must be a string, got {_json_type(value)}")
+    return value
+
+
+def resolve_edges(instances: list[InstanceRow]) -> list[tuple[int, int]]:
+    """Edges from each instance to every current instance of the resources it names.
+
+    `dependencies` name resources by absolute config address (module keys
+    dropped); legacy `depends_on` names them relative to the instance's own
+    module. Names that resolve to nothing (`var.input`) stay only in the raw
+    columns.
+    """
+    by_resource: dict[str, list[int]] = {}
+    for position, row in enumerate(instances):
+        if row.deposed is None:
+            key = resource_key(row.module_path, row.mode, row.type, row.name)
+            by_resource.setdefault(key, []).append(position)
+    edges: dict[tuple[int, int], None] = {}
+    for position, row in enumerate(instances):
+        names: list[str] = []
+        if isinstance(row.dependencies_raw, list):
+            names.extend(row.dependencies_raw)
+        if isinstance(row.depends_on_raw, list):
+            module = module_config_path(row.module_path)
+            names.extend(f"{module}.{name}" if module else name for name in row.depends_on_raw)
+        for name in names:
+            for target in by_resource.get(name, ()):
+                if target != position:
+                    edges[(position, target)] = None
+    return list(edges)

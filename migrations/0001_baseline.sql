@@ -1,0 +1,115 @@
+-- 0001_baseline: the v0 graph schema (shared/seeds/graph-schema-v0.txt).
+-- A Terraform v4 state as a normalized, versioned graph. Every column that a
+-- state file carries optionally is NULL when the key was absent; keys the
+-- schema does not normalize are kept verbatim in an `extra` JSONB column, so
+-- import-then-export gives back exactly what came in.
+
+CREATE TABLE states (
+    id          uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    name        text NOT NULL UNIQUE,
+    kind        text NOT NULL DEFAULT 'terraform' CHECK (kind IN ('terraform', 'iac')),
+    lineage     text,
+    created_at  timestamptz NOT NULL DEFAULT now()
+);
+
+-- Immutable: one row per write. raw_state keeps the bytes as written.
+CREATE TABLE state_versions (
+    id                 uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    state_id           uuid NOT NULL REFERENCES states (id) ON DELETE CASCADE,
+    serial             bigint NOT NULL,
+    lineage            text NOT NULL,
+    terraform_version  text,
+    raw_state          bytea NOT NULL,
+    raw_md5            bytea NOT NULL,
+    -- top-level keys not normalized (check_results, remote, future keys)
+    extra              jsonb NOT NULL DEFAULT '{}',
+    -- known container keys ("outputs", "resources") absent from the document
+    omitted            text[] NOT NULL DEFAULT '{}',
+    created_by         text NOT NULL DEFAULT 'anonymous',
+    created_at         timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (state_id, serial)
+);
+
+-- One row per resource instance object (deposed objects included).
+CREATE TABLE resources (
+    id                       uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    state_version_id         uuid NOT NULL REFERENCES state_versions (id) ON DELETE CASCADE,
+    address                  text NOT NULL,
+    -- where the instance sits in the document: resources[resource_index].instances[instance_index]
+    resource_index           integer NOT NULL,
+    instance_index           integer NOT NULL,
+    mode                     text NOT NULL,
+    type                     text NOT NULL,
+    name                     text NOT NULL,
+    provider                 text NOT NULL,
+    module_path              text,
+    each                     text,
+    index_key                jsonb,
+    deposed                  text,
+    status                   text,
+    schema_version           bigint,
+    attributes               jsonb,
+    attributes_flat          jsonb,
+    sensitive_attributes     jsonb,
+    private                  text,
+    dependencies_raw         jsonb,
+    depends_on_raw           jsonb,
+    create_before_destroy    boolean,
+    identity                 jsonb,
+    identity_schema_version  bigint,
+    -- instance keys not normalized, and resource-level ones (same on every instance)
+    extra                    jsonb NOT NULL DEFAULT '{}',
+    resource_extra           jsonb NOT NULL DEFAULT '{}',
+    UNIQUE (state_version_id, address)
+);
+
+CREATE TABLE resource_dependencies (
+    id                uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    state_version_id  uuid NOT NULL REFERENCES state_versions (id) ON DELETE CASCADE,
+    from_resource_id  uuid NOT NULL REFERENCES resources (id) ON DELETE CASCADE,
+    to_resource_id    uuid NOT NULL REFERENCES resources (id) ON DELETE CASCADE,
+    UNIQUE (from_resource_id, to_resource_id)
+);
+
+CREATE TABLE outputs (
+    id                uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    state_version_id  uuid NOT NULL REFERENCES state_versions (id) ON DELETE CASCADE,
+    name              text NOT NULL,
+    position          integer NOT NULL,
+    value             jsonb,
+    type              jsonb,
+    sensitive         boolean,
+    extra             jsonb NOT NULL DEFAULT '{}',
+    UNIQUE (state_version_id, name)
+);
+
+-- Whole-state locks: INSERT ... ON CONFLICT DO NOTHING decides the winner.
+-- Locking a state with no versions yet (a first apply) creates its states row.
+CREATE TABLE state_locks (
+    state_id    uuid PRIMARY KEY REFERENCES states (id) ON DELETE CASCADE,
+    lock_id     text NOT NULL,
+    info        jsonb NOT NULL,
+    created_at  timestamptz NOT NULL DEFAULT now()
+);
+
+-- Append-only audit trail. state_name is kept so events outlive a deleted state.
+CREATE TABLE events (
+    id          uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    state_id    uuid REFERENCES states (id) ON DELETE SET NULL,
+    state_name  text NOT NULL,
+    action      text NOT NULL,
+    actor       text NOT NULL,
+    serial      bigint,
+    detail      jsonb NOT NULL DEFAULT '{}',
+    created_at  timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+
+CREATE INDEX ON resources (type);
+CREATE INDEX ON resources (state_version_id);
+CREATE INDEX ON resources USING gin (attributes);
+CREATE INDEX ON resource_dependencies (to_resource_id);
+CREATE INDEX ON state_versions (state_id, serial DESC);
+CREATE INDEX ON events (state_id, created_at DESC);
+-- not in the seed: inventory by provider, events of deleted states by name
+CREATE INDEX ON resources (provider);
+CREATE INDEX ON events (state_name, created_at DESC);

@@ -1,0 +1,89 @@
+"""Test base: a throwaway PostgreSQL database per test session.
+
+With DATABASE_URL set (CI, this machine's cluster), a fresh database is
+created on that server and dropped at the end. Without it, an embedded
+PostgreSQL (pgserver) starts in a temporary directory.
+"""
+
+import os
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from app import db
+
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+CORPUS = SHARED / "corpus" / "tfstate"
+
+
+def corpus_files() -> list[Path]:
+    return sorted(CORPUS.glob("*.tfstate")) if CORPUS.is_dir() else []
+
+
+requires_corpus = pytest.mark.skipif(
+    not CORPUS.is_dir(), reason=f"the state corpus is not there ({CORPUS}); skipping conformance"
+)
+
+
+def _with_database(url: str, name: str) -> str:
+    base, _, query = url.partition("?")
+    base = base.rsplit("/", 1)[0] if base.count("/") > 2 else base
+    return f"{base}/{name}" + (f"?{query}" if query else "")
+
+
+@pytest.fixture(scope="session")
+def admin_url() -> Iterator[str]:
+    if url := os.environ.get("DATABASE_URL"):
+        yield url
+        return
+    import pgserver
+
+    with tempfile.TemporaryDirectory(prefix="infragraph-pg-") as home:
+        server = pgserver.get_server(Path(home), cleanup_mode="delete")
+        yield server.get_uri()
+        server.cleanup()
+
+
+@pytest.fixture(scope="session")
+async def database_url(admin_url: str) -> AsyncIterator[str]:
+    """A fresh, migrated database for this test session."""
+    name = f"infragraph_test_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(admin_url)
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    url = _with_database(admin_url, name)
+    conn = await asyncpg.connect(url)
+    try:
+        await db.migrate(conn)
+    finally:
+        await conn.close()
+    yield url
+    await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    await admin.close()
+
+
+@pytest.fixture(scope="session")
+async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
+    pool = await db.create_pool(database_url, min_size=1, max_size=8)
+    yield pool
+    await pool.close()
+
+
+@pytest.fixture
+async def conn(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
+    """A connection to an emptied database."""
+    async with pool.acquire() as connection:
+        await truncate_all(connection)
+        yield connection
+
+
+async def truncate_all(connection: asyncpg.Connection) -> None:
+    tables = await connection.fetch(
+        """SELECT quote_ident(tablename) AS t FROM pg_tables
+           WHERE schemaname = 'public' AND tablename <> 'schema_migrations'"""
+    )
+    if tables:
+        await connection.execute(f"TRUNCATE {', '.join(r['t'] for r in tables)} CASCADE")

@@ -1,0 +1,137 @@
+"""The store: import, export through the rows, serial/lineage rules, events."""
+
+import json
+
+import pytest
+
+from app.graph.errors import Conflict
+from app.graph.store import export_state, find_version, write_version
+from tests.conftest import corpus_files, requires_corpus
+
+
+@requires_corpus
+async def test_every_corpus_file_round_trips_through_the_database(conn) -> None:
+    files = corpus_files()
+    assert len(files) >= 100
+    for index, path in enumerate(files):
+        body = path.read_bytes()
+        await write_version(conn, f"corpus/{index}", body, actor="test", action="import")
+        exported = await export_state(conn, f"corpus/{index}", actor="test")
+        assert exported == json.loads(body), path.name
+
+
+def _state(serial: int, lineage: str = "L1", value: str = "a") -> bytes:
+    return json.dumps(
+        {
+            "version": 4,
+            "terraform_version": "1.15.5",
+            "serial": serial,
+            "lineage": lineage,
+            "outputs": {},
+            "resources": [
+                {
+                    "mode": "managed",
+                    "type": "terraform_data",
+                    "name": "x",
+                    "provider": 'provider["terraform.io/builtin/terraform"]',
+                    "instances": [{"schema_version": 0, "attributes": {"input": value}}],
+                }
+            ],
+        }
+    ).encode()
+
+
+async def test_export_is_rendered_from_the_rows_not_from_raw_state(conn) -> None:
+    await write_version(conn, "s", _state(1), actor="test")
+    await conn.execute(
+        """UPDATE resources SET attributes = jsonb_set(attributes, '{input}', '"changed"')"""
+    )
+    exported = await export_state(conn, "s", actor="test")
+    assert exported["resources"][0]["instances"][0]["attributes"] == {"input": "changed"}
+    raw = await conn.fetchval("SELECT raw_state FROM state_versions")
+    assert json.loads(raw)["resources"][0]["instances"][0]["attributes"] == {"input": "a"}
+
+
+async def test_raw_state_is_kept_byte_for_byte(conn) -> None:
+    body = b'{"version":4,  "serial":1,"lineage":"L",\n"resources":[]}'
+    await write_version(conn, "s", body, actor="test")
+    assert await conn.fetchval("SELECT raw_state FROM state_versions") == body
+
+
+async def test_serial_rules(conn) -> None:
+    first = await write_version(conn, "s", _state(2), actor="test")
+    again = await write_version(conn, "s", _state(2), actor="test")
+    assert first.created and not again.created and again.version_id == first.version_id
+    with pytest.raises(Conflict, match="serial 2 is not newer"):
+        await write_version(conn, "s", _state(2, value="other"), actor="test")
+    with pytest.raises(Conflict, match="serial 1 is not newer"):
+        await write_version(conn, "s", _state(1), actor="test")
+    with pytest.raises(Conflict, match="lineage mismatch"):
+        await write_version(conn, "s", _state(3, lineage="L2"), actor="test")
+    assert await conn.fetchval("SELECT count(*) FROM state_versions") == 1
+
+
+async def test_lineage_may_change_once_the_state_is_emptied(conn) -> None:
+    await write_version(conn, "s", _state(1), actor="test")
+    empty = json.dumps({"version": 4, "serial": 2, "lineage": "L1", "resources": []}).encode()
+    await write_version(conn, "s", empty, actor="test")
+    await write_version(conn, "s", _state(3, lineage="L2"), actor="test")
+    assert (await find_version(conn, "s"))["lineage"] == "L2"
+
+
+async def test_every_write_and_export_appends_an_event(conn) -> None:
+    await write_version(conn, "s", _state(1), actor="alice", action="import")
+    await write_version(conn, "s", _state(2), actor="bob")
+    await export_state(conn, "s", serial=1, actor="carol")
+    rows = await conn.fetch("SELECT action, actor, serial FROM events ORDER BY created_at")
+    assert [tuple(r) for r in rows] == [
+        ("import", "alice", 1),
+        ("write", "bob", 2),
+        ("export", "carol", 1),
+    ]
+
+
+async def test_edges_follow_dependencies_to_every_instance(conn) -> None:
+    doc = {
+        "version": 4,
+        "serial": 1,
+        "lineage": "L",
+        "resources": [
+            {
+                "mode": "managed",
+                "type": "t",
+                "name": "a",
+                "provider": "p",
+                "instances": [{"index_key": i, "attributes": {}} for i in range(3)],
+            },
+            {
+                "module": 'module.m["x"]',
+                "mode": "managed",
+                "type": "t",
+                "name": "b",
+                "provider": "p",
+                "instances": [{"attributes": {}, "dependencies": ["t.a", "var.nothing"]}],
+            },
+            {
+                "mode": "data",
+                "type": "t",
+                "name": "c",
+                "provider": "p",
+                "instances": [{"attributes": {}, "dependencies": ["module.m.t.b"]}],
+            },
+        ],
+    }
+    await write_version(conn, "s", json.dumps(doc).encode(), actor="test")
+    edges = await conn.fetch(
+        """SELECT f.address AS source, t.address AS target FROM resource_dependencies d
+           JOIN resources f ON f.id = d.from_resource_id JOIN resources t ON t.id = d.to_resource_id
+           ORDER BY 1, 2"""
+    )
+    assert [tuple(e) for e in edges] == [
+        ("data.t.c", 'module.m["x"].t.b'),
+        ('module.m["x"].t.b', "t.a[0]"),
+        ('module.m["x"].t.b', "t.a[1]"),
+        ('module.m["x"].t.b', "t.a[2]"),
+    ]
+    raw = await conn.fetchval("SELECT dependencies_raw FROM resources WHERE name = 'b'")
+    assert raw == ["t.a", "var.nothing"]
