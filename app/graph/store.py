@@ -6,7 +6,6 @@ document from those rows, never from raw_state.
 """
 
 import hashlib
-import uuid
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -15,6 +14,7 @@ import asyncpg
 
 from app.graph.errors import Conflict, NotFound
 from app.graph.events import append_event
+from app.graph.ids import time_ordered_ids
 from app.jsonutil import JSON_NULL, loads
 from app.tfstate import (
     INSTANCE_COLUMNS,
@@ -149,7 +149,7 @@ async def _insert_version(
         state.omitted,
         actor,
     )
-    ids = [uuid.uuid4() for _ in state.instances]
+    ids = time_ordered_ids(len(state.instances))
     if state.instances:
         await conn.copy_records_to_table(
             "resources",
@@ -246,3 +246,44 @@ async def export_state(
         serial=version["serial"],
     )
     return document
+
+
+async def current_raw(conn: asyncpg.Connection, name: str, inline: int) -> asyncpg.Record | None:
+    """The current version of state `name` as written: id, serial, size and MD5 of its
+    raw bytes, and the bytes themselves (`raw`) only when at most `inline` long; bigger
+    ones are read in slices with `raw_slice`, so no copy of a huge state is held whole."""
+    return await conn.fetchrow(
+        """SELECT v.id, v.serial, v.raw_md5, octet_length(v.raw_state) AS size,
+                  CASE WHEN octet_length(v.raw_state) <= $2 THEN v.raw_state END AS raw
+           FROM states s JOIN state_versions v ON v.state_id = s.id
+           WHERE s.name = $1 ORDER BY v.serial DESC LIMIT 1""",
+        name,
+        inline,
+    )
+
+
+async def raw_slice(
+    conn: asyncpg.Connection, version_id: UUID, offset: int, size: int
+) -> bytes | None:
+    """`size` raw bytes of a version from `offset` (0-based); None when the version is gone."""
+    return await conn.fetchval(
+        "SELECT substring(raw_state FROM $2 FOR $3) FROM state_versions WHERE id = $1",
+        version_id,
+        offset + 1,
+        size,
+    )
+
+
+async def delete_state(conn: asyncpg.Connection, state_id: UUID, name: str, *, actor: str) -> int:
+    """Delete a state and its history (its rows cascade); its events stay, by name.
+    Returns how many versions went."""
+    versions = await conn.fetchval(
+        # the count sees the snapshot from before the DELETE in the same statement
+        """WITH gone AS (DELETE FROM states WHERE id = $1)
+           SELECT count(*) FROM state_versions WHERE state_id = $1""",
+        state_id,
+    )
+    await append_event(
+        conn, state_name=name, action="delete", actor=actor, detail={"versions": versions}
+    )
+    return versions

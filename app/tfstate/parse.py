@@ -13,7 +13,7 @@ table. Conventions that make the round trip exact:
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from app.jsonutil import JSON_NULL, loads
+from app.jsonutil import JSON_NULL, gc_paused, loads
 from app.tfstate.address import instance_address, module_config_path, resource_key
 
 MODES = ("managed", "data")
@@ -168,10 +168,17 @@ def _require(obj: dict[str, Any], key: str, types: tuple[type, ...], where: str)
 
 def parse_state(body: bytes | str) -> NormalizedState:
     """Parse and validate a v4 state document; raise StateError with the reason."""
+    with gc_paused():
+        return _parse_state(body)
+
+
+def _parse_state(body: bytes | str) -> NormalizedState:
     try:
         doc = loads(body)
     except ValueError as exc:
         raise StateError(f"not valid JSON: {exc}") from None
+    if b"\\u0000" in (body if isinstance(body, bytes) else body.encode()):
+        raise StateError("the state contains U+0000, which PostgreSQL cannot store in text or jsonb")
     if not isinstance(doc, dict):
         raise StateError(f"a state must be a JSON object, got {_json_type(doc)}")
     if "version" not in doc:

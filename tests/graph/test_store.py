@@ -1,12 +1,20 @@
 """The store: import, export through the rows, serial/lineage rules, events."""
 
 import json
+import time
+import uuid
+from decimal import Decimal
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+
+from app.jsonutil import dumps
+from bench.generate import generate_state
 
 from app.graph.errors import Conflict
 from app.graph.store import export_state, find_version, write_version
 from tests.conftest import corpus_files, requires_corpus
+from tests.strategies import states
 
 
 @requires_corpus
@@ -18,6 +26,12 @@ async def test_every_corpus_file_round_trips_through_the_database(conn) -> None:
         await write_version(conn, f"corpus/{index}", body, actor="test", action="import")
         exported = await export_state(conn, f"corpus/{index}", actor="test")
         assert exported == json.loads(body), path.name
+
+
+def as_numbers(body: bytes) -> object:
+    """Parse with numbers as decimals: JSONB keeps a number's value, not its spelling
+    (3.4e16 comes back as 34000000000000000), so compare values exactly."""
+    return json.loads(body, parse_float=Decimal, parse_int=Decimal)
 
 
 def _state(serial: int, lineage: str = "L1", value: str = "a") -> bytes:
@@ -135,3 +149,30 @@ async def test_edges_follow_dependencies_to_every_instance(conn) -> None:
     ]
     raw = await conn.fetchval("SELECT dependencies_raw FROM resources WHERE name = 'b'")
     assert raw == ["t.a", "var.nothing"]
+
+
+@given(state=states())
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+async def test_generated_states_round_trip_through_the_database(pool, state) -> None:
+    body = json.dumps(state).encode()
+    name = f"generated/{uuid.uuid4()}"
+    async with pool.acquire() as connection:
+        await write_version(connection, name, body, actor="test")
+        exported = await export_state(connection, name, actor="test")
+        assert as_numbers(dumps(exported)) == as_numbers(body)
+
+
+async def test_a_state_of_20000_instances_and_60000_edges_imports(conn) -> None:
+    body = dumps(generate_state(20_000, deps=3))
+    started = time.perf_counter()
+    written = await write_version(conn, "big", body, actor="test", action="import")
+    elapsed = time.perf_counter() - started
+    counts = await conn.fetchrow(
+        """SELECT (SELECT count(*) FROM resources WHERE state_version_id = $1) AS resources,
+                  (SELECT count(*) FROM resource_dependencies WHERE state_version_id = $1) AS edges""",
+        written.version_id,
+    )
+    assert counts["resources"] == 20_000
+    assert counts["edges"] >= 59_900  # 3 per instance, less the first few
+    print(f"\nimported 20,000 instances / {counts['edges']} edges ({len(body) / 1e6:.1f} MB) in {elapsed:.2f}s")
+    assert await export_state(conn, "big", actor="test") == json.loads(body)

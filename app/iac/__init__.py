@@ -1,0 +1,1 @@
+"""Declarative IaC: documents, state, plan, apply, export."""

@@ -1,0 +1,1 @@
+"""Benchmarks: each case against a baseline measured in the same run."""
