@@ -12,8 +12,16 @@ import random
 import uuid
 from typing import Any
 
-_TYPES = ("aws_instance", "aws_s3_bucket", "aws_security_group", "aws_lambda_function",
-          "aws_iam_policy", "aws_route53_record", "aws_db_instance", "aws_subnet")
+_TYPES = (
+    "aws_instance",
+    "aws_s3_bucket",
+    "aws_security_group",
+    "aws_lambda_function",
+    "aws_iam_policy",
+    "aws_route53_record",
+    "aws_db_instance",
+    "aws_subnet",
+)
 _HUB_TYPES = ("aws_vpc", "aws_iam_role", "aws_kms_key")
 _PROVIDER = 'provider["registry.terraform.io/hashicorp/aws"]'
 
@@ -25,23 +33,35 @@ def _attributes(rng: random.Random, rtype: str, name: str, index: int) -> dict[s
         "arn": f"arn:aws:{rtype[4:]}:eu-west-1:123456789012:{ident}",
         "name": f"{name}-{index}",
         "public_access": rng.random() < 0.05,
-        "tags": {"Name": f"{name}-{index}", "team": rng.choice(["core", "data", "web"]),
-                 "env": rng.choice(["prod", "stage"])},
+        "tags": {
+            "Name": f"{name}-{index}",
+            "team": rng.choice(["core", "data", "web"]),
+            "env": rng.choice(["prod", "stage"]),
+        },
         "tags_all": {"Name": f"{name}-{index}", "managed_by": "terraform"},
         "timeouts": None,
-        "network": {"subnet_ids": [f"subnet-{rng.getrandbits(32):08x}" for _ in range(3)],
-                    "security_group_ids": [f"sg-{rng.getrandbits(32):08x}" for _ in range(2)],
-                    "private_ip": f"10.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(256)}",
-                    "ipv6_addresses": []},
-        "settings": [{"key": f"setting_{k}", "value": f"{rng.getrandbits(64):016x}",
-                      "enabled": bool(k % 2)} for k in range(4)],
+        "network": {
+            "subnet_ids": [f"subnet-{rng.getrandbits(32):08x}" for _ in range(3)],
+            "security_group_ids": [f"sg-{rng.getrandbits(32):08x}" for _ in range(2)],
+            "private_ip": f"10.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(256)}",
+            "ipv6_addresses": [],
+        },
+        "settings": [
+            {"key": f"setting_{k}", "value": f"{rng.getrandbits(64):016x}", "enabled": bool(k % 2)}
+            for k in range(4)
+        ],
         "size": rng.choice([8, 16, 32, 64, 128]),
-        "created": "2026-11-0%dT12:00:00Z" % rng.randrange(1, 10),
+        "created": f"2026-11-0{rng.randrange(1, 10)}T12:00:00Z",
     }
 
 
 def generate_state(
-    instances: int, *, deps: int = 3, hubs: int = 12, seed: int = 0, serial: int = 1,
+    instances: int,
+    *,
+    deps: int = 3,
+    hubs: int = 12,
+    seed: int = 0,
+    serial: int = 1,
     lineage: str | None = None,
 ) -> dict[str, Any]:
     """A v4 state with `instances` resource instances and about `deps` edges each."""
@@ -75,11 +95,19 @@ def generate_state(
                 if candidate not in chosen:
                     chosen.append(candidate)
         keys: list[Any] = (
-            [None] if shape == "single" else list(range(size)) if shape == "count"
+            [None]
+            if shape == "single"
+            else list(range(size))
+            if shape == "count"
             else [f"key-{k}" for k in range(size)]
         )
-        resource: dict[str, Any] = {"mode": "managed", "type": rtype, "name": name,
-                                    "provider": _PROVIDER, "instances": []}
+        resource: dict[str, Any] = {
+            "mode": "managed",
+            "type": rtype,
+            "name": name,
+            "provider": _PROVIDER,
+            "instances": [],
+        }
         if module:
             resource = {"module": module, **resource}
         for index, key in enumerate(keys):

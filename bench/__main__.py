@@ -1,0 +1,81 @@
+"""`uv run python -m bench [--tiny] [--only GROUP ...]`: every case against a fresh
+database and a fresh server, a table on stdout and bench/results.json."""
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import asyncpg
+import httpx
+
+from app import db
+from app.config import Settings
+from bench.cases import FULL, GROUPS, TINY, Env, Size
+from bench.harness import Result, table
+from tests.live_server import live_server
+
+RESULTS = Path(__file__).resolve().parent / "results.json"
+
+
+async def run_group(admin_url: str, group: str, size: Size) -> list[Result]:
+    """One group of cases on its own fresh database and server."""
+    name = f"infragraph_bench_{uuid.uuid4().hex[:8]}"
+    admin = await asyncpg.connect(admin_url)
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    url = admin_url.rsplit("/", 1)[0] + f"/{name}" if admin_url.count("/") > 2 else admin_url
+    try:
+        with live_server(url, {"INFRAGRAPH_API_TOKENS": None}, timeout=60) as server:
+            pool = await db.create_pool(url, min_size=1, max_size=20, statement_timeout_ms=600_000)
+            limits = httpx.Limits(max_connections=32)
+            async with httpx.AsyncClient(base_url=server.url, timeout=600, limits=limits) as http:
+                env = Env(http, pool, server.process.pid, size)
+                results = []
+                for case in GROUPS[group]:
+                    started = time.perf_counter()
+                    result = await case(env)
+                    print(f"  {result.case}: {time.perf_counter() - started:.1f}s", file=sys.stderr)
+                    results.append(result)
+            await pool.close()
+        return results
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
+async def run(groups: list[str], size: Size, admin_url: str) -> list[Result]:
+    results: list[Result] = []
+    for group in groups:
+        print(f"{group} ...", file=sys.stderr)
+        results.extend(await run_group(admin_url, group, size))
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--tiny", action="store_true", help="tiny sizes, one run (a smoke test)")
+    parser.add_argument("--only", nargs="*", choices=sorted(GROUPS), default=sorted(GROUPS))
+    args = parser.parse_args()
+    size = TINY if args.tiny else FULL
+    admin_url = db.database_url(Settings.from_env())
+    started = time.perf_counter()
+    results = asyncio.run(run(args.only, size, admin_url))
+    print(table(results))
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    print(f"\n{machine}; {time.perf_counter() - started:.0f} s in all")
+    RESULTS.write_text(
+        json.dumps(
+            {"machine": machine, "size": size.__dict__, "results": [r.as_json() for r in results]},
+            indent=2,
+        )
+    )
+    return 0 if all(r.met for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,456 @@
+"""The benchmark cases. Each returns a Result and checks that candidate and
+baseline did the same work (row counts, the same blast-radius sets), so the
+smoke test in the normal suite keeps this code honest."""
+
+import asyncio
+import datetime as dt
+import itertools
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import asyncpg
+import httpx
+
+from app.graph import edges, resources
+from app.jsonutil import dumps, loads
+from app.tfstate import INSTANCE_COLUMNS, parse_state
+from bench.generate import generate_state
+from bench.harness import Result, alternate
+
+
+@dataclass(frozen=True)
+class Size:
+    import_instances: int
+    big_instances: int
+    runs: int
+    list_first: int
+    whole_first: int
+    lock_clients: int
+    lock_cycles: int
+
+
+FULL = Size(20_000, 100_000, 5, 1000, 1000, 16, 50)
+TINY = Size(200, 600, 1, 50, 20, 3, 3)
+
+
+@dataclass
+class Env:
+    http: httpx.AsyncClient  # to the live server
+    pool: asyncpg.Pool  # to the same database
+    server_pid: int
+    size: Size
+
+
+class BenchError(AssertionError):
+    """Candidate and baseline disagree, or a request failed: the numbers mean nothing."""
+
+
+def _ok(response: httpx.Response) -> httpx.Response:
+    if response.status_code != 200:
+        raise BenchError(
+            f"{response.request.method} {response.request.url}: "
+            f"{response.status_code} {response.text[:500]}"
+        )
+    return response
+
+
+async def graphql(env: Env, query: str, **variables: Any) -> dict[str, Any]:
+    body = _ok(
+        await env.http.post("/graphql", json={"query": query, "variables": variables})
+    ).json()
+    if body.get("errors"):
+        raise BenchError(f"GraphQL errors: {body['errors']}")
+    return body["data"]
+
+
+# --- import ---------------------------------------------------------------------------
+
+_BARE = """
+    DROP TABLE IF EXISTS bare_resources, bare_edges;
+    CREATE TABLE bare_resources (LIKE resources);
+    CREATE TABLE bare_edges (LIKE resource_dependencies);
+"""
+
+
+async def _import(env: Env, case: str, instances: int, prefix: str) -> tuple[Result, bytes]:
+    body = dumps(generate_state(instances))
+    state = parse_state(body)  # the rows the baseline copies: the same rows, built untimed
+    ids = [uuid.uuid4() for _ in state.instances]
+    version_id = uuid.uuid4()
+    rows = [(rid, version_id, *row) for rid, row in zip(ids, state.instances, strict=True)]
+    edge_rows = [(version_id, ids[a], ids[b]) for a, b in state.edges]
+    names = (f"{prefix}-{n}" for n in itertools.count())
+    async with env.pool.acquire() as conn:
+        await conn.execute(_BARE)
+
+    async def candidate() -> None:
+        _ok(
+            await env.http.post(
+                f"/states/{next(names)}", content=body, headers={"Content-Type": "application/json"}
+            )
+        )
+
+    async def baseline() -> None:
+        loads(body)
+        async with env.pool.acquire() as conn, conn.transaction():
+            await conn.copy_records_to_table(
+                "bare_resources",
+                columns=("id", "state_version_id", *INSTANCE_COLUMNS),
+                records=rows,
+            )
+            await conn.copy_records_to_table(
+                "bare_edges",
+                columns=("state_version_id", "from_resource_id", "to_resource_id"),
+                records=edge_rows,
+            )
+
+    async def reset() -> None:
+        async with env.pool.acquire() as conn:
+            await conn.execute("TRUNCATE bare_resources, bare_edges")
+
+    cand, base = await alternate(candidate, baseline, env.size.runs, reset=reset)
+    async with env.pool.acquire() as conn:
+        stored = await conn.fetchrow(
+            """SELECT count(DISTINCT r.id) AS resources, count(d.*) AS edges
+               FROM states s JOIN state_versions v ON v.state_id = s.id
+               JOIN resources r ON r.state_version_id = v.id
+               LEFT JOIN resource_dependencies d ON d.from_resource_id = r.id
+               WHERE s.name = $1""",
+            f"{prefix}-0",
+        )
+        bare = await conn.fetchval("SELECT count(*) FROM bare_resources")
+    if (stored["resources"], stored["edges"], bare) != (instances, len(state.edges), instances):
+        raise BenchError(
+            f"{case}: stored {dict(stored)}, bare {bare}; expected {instances} "
+            f"instances and {len(state.edges)} edges"
+        )
+    mb = len(body) / 1e6
+    result = Result(
+        case,
+        f"POST {instances:,}-instance state ({mb:.1f} MB) to /states",
+        "parse + COPY the same rows into bare tables",
+        cand,
+        base,
+        "",
+        True,
+        env.size.runs,
+        {"edges": len(state.edges)},
+    )
+    return result, body
+
+
+async def import_case(env: Env) -> Result:
+    result, _ = await _import(env, "import", env.size.import_instances, "bench/import")
+    result.goal = "< 1.0 s and ratio <= 2.0"
+    result.met = result.candidate_s < 1.0 and (result.ratio or 0) <= 2.0
+    return result
+
+
+def _peak_rss_bytes(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise BenchError("no VmHWM in /proc")
+
+
+BIG_STATE = "bench/big-0"
+
+
+async def big_import_case(env: Env) -> Result:
+    """Leaves BIG_STATE behind for the cases that read a big graph."""
+    result, body = await _import(env, "big import", env.size.big_instances, "bench/big")
+    peak = _peak_rss_bytes(env.server_pid)
+    result.notes["peak_rss_x_body"] = round(peak / len(body), 2)
+    result.goal = "ratio <= 2.0, peak RSS <= 4 x body"
+    result.met = (result.ratio or 0) <= 2.0 and peak <= 4 * len(body)
+    return result
+
+
+# --- reads of the big graph ------------------------------------------------------------
+
+_BLAST_QUERY = """
+query($state: String!, $address: String!, $first: Int!, $after: String) {
+  blastRadius(state: $state, address: $address, maxDepth: 10, first: $first, after: $after) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    edges { node { depth path resource { address type } } }
+  }
+}"""
+
+
+async def _roots(env: Env) -> list[str]:
+    """10 hubs (most depended on) and 10 leaves (depended on by nothing)."""
+    async with env.pool.acquire() as conn:
+        version = await conn.fetchval(
+            """SELECT v.id FROM states s JOIN state_versions v ON v.state_id = s.id
+               WHERE s.name = $1 ORDER BY v.serial DESC LIMIT 1""",
+            BIG_STATE,
+        )
+        hubs = await conn.fetch(
+            """SELECT r.address FROM resources r
+               JOIN resource_dependencies d ON d.to_resource_id = r.id
+               WHERE r.state_version_id = $1
+               GROUP BY r.address ORDER BY count(*) DESC, r.address LIMIT 10""",
+            version,
+        )
+        leaves = await conn.fetch(
+            """SELECT r.address FROM resources r WHERE r.state_version_id = $1 AND NOT EXISTS
+               (SELECT 1 FROM resource_dependencies d WHERE d.to_resource_id = r.id)
+               ORDER BY r.address DESC LIMIT 10""",
+            version,
+        )
+    return [r["address"] for r in [*hubs, *leaves]]
+
+
+async def _direct_blast(env: Env, address: str, first: int, after: Any = None) -> Any:
+    async with env.pool.acquire() as conn:
+        root = await resources.find_resource(conn, BIG_STATE, address, None)
+        pages = await edges.blast_radius(conn, [root["id"]], max_depth=10, first=first, after=after)
+    return pages.get(root["id"])
+
+
+async def blast_radius_case(env: Env) -> Result:
+    roots = await _roots(env)
+    first = 100
+    seen: dict[str, Any] = {}
+
+    async def candidate() -> None:
+        for address in roots:
+            data = await graphql(env, _BLAST_QUERY, state=BIG_STATE, address=address, first=first)
+            radius = data["blastRadius"]
+            seen[address] = (
+                radius["totalCount"],
+                [e["node"]["resource"]["address"] for e in radius["edges"]],
+            )
+
+    direct: dict[str, Any] = {}
+
+    async def baseline() -> None:
+        for address in roots:
+            page = await _direct_blast(env, address, first)
+            direct[address] = (page.total, [r["address"] for r in page.rows]) if page else (0, [])
+
+    cand, base = await alternate(candidate, baseline, env.size.runs)
+    if seen != direct:
+        raise BenchError("blast radius: GraphQL and the direct CTE disagree")
+    biggest = max(total for total, _ in seen.values())
+    return Result(
+        "blast radius",
+        f"blastRadius(first: {first}) x {len(roots)} roots via GraphQL",
+        "the same CTE through asyncpg",
+        cand,
+        base,
+        "ratio <= 1.5",
+        (cand / base) <= 1.5,
+        env.size.runs,
+        {"largest_radius": biggest},
+    )
+
+
+async def blast_radius_whole_case(env: Env) -> Result:
+    hub = (await _roots(env))[0]
+    first = env.size.whole_first
+    graph_set: list[str] = []
+    direct_set: list[str] = []
+
+    async def candidate() -> None:
+        graph_set.clear()
+        after = None
+        while True:
+            radius = (
+                await graphql(
+                    env, _BLAST_QUERY, state=BIG_STATE, address=hub, first=first, after=after
+                )
+            )["blastRadius"]
+            graph_set.extend(e["node"]["resource"]["address"] for e in radius["edges"])
+            if not radius["pageInfo"]["hasNextPage"]:
+                break
+            after = radius["pageInfo"]["endCursor"]
+
+    async def baseline() -> None:
+        direct_set.clear()
+        after = None
+        while True:
+            page = await _direct_blast(env, hub, first, after)
+            direct_set.extend(r["address"] for r in page.rows)
+            if not page.has_next:
+                break
+            after = page.keys[-1]
+
+    cand, base = await alternate(candidate, baseline, env.size.runs)
+    if graph_set != direct_set or len(set(graph_set)) != len(graph_set):
+        raise BenchError("whole blast radius: GraphQL pages and the direct CTE pages disagree")
+    return Result(
+        "blast radius, whole",
+        f"page a hub's whole radius, first: {first}",
+        "the same pages through asyncpg",
+        cand,
+        base,
+        "ratio <= 3",
+        (cand / base) <= 3,
+        env.size.runs,
+        {"radius": len(graph_set)},
+    )
+
+
+_LIST_QUERY = """
+query($state: String!, $first: Int!) {
+  resources(first: $first, filter: {state: $state}) {
+    edges { node { address type name provider module attributes } }
+  }
+}"""
+
+
+async def list_case(env: Env) -> Result:
+    first = env.size.list_first
+    got: list[str] = []
+    direct: list[str] = []
+
+    async def candidate() -> None:
+        data = await graphql(env, _LIST_QUERY, state=BIG_STATE, first=first)
+        got[:] = [e["node"]["address"] for e in data["resources"]["edges"]]
+
+    async def baseline() -> None:
+        async with env.pool.acquire() as conn:
+            rows = await conn.fetch(
+                """SELECT r.address, r.type, r.name, r.provider, r.module_path, r.attributes
+                   FROM states s
+                   JOIN LATERAL (SELECT id FROM state_versions WHERE state_id = s.id
+                                 ORDER BY serial DESC LIMIT 1) v ON true
+                   JOIN resources r ON r.state_version_id = v.id
+                   WHERE s.name = $1 ORDER BY r.address COLLATE "C" LIMIT $2""",
+                BIG_STATE,
+                first,
+            )
+        dumps([dict(r) for r in rows])
+        direct[:] = [r["address"] for r in rows]
+
+    cand, base = await alternate(candidate, baseline, env.size.runs)
+    if got != direct:
+        raise BenchError("list: GraphQL and the direct query returned different rows")
+    return Result(
+        "list",
+        f"resources(first: {first}) with 6 fields via GraphQL",
+        "asyncpg fetch + orjson",
+        cand,
+        base,
+        "ratio <= 2.0",
+        (cand / base) <= 2.0,
+        env.size.runs,
+    )
+
+
+async def state_get_case(env: Env) -> Result:
+    sizes: list[int] = []
+
+    async def candidate() -> None:
+        sizes.append(len(_ok(await env.http.get(f"/states/{BIG_STATE}")).content))
+
+    async def baseline() -> None:
+        async with env.pool.acquire() as conn:
+            raw = await conn.fetchval(
+                """SELECT v.raw_state FROM states s JOIN state_versions v ON v.state_id = s.id
+                   WHERE s.name = $1 ORDER BY v.serial DESC LIMIT 1""",
+                BIG_STATE,
+            )
+        sizes.append(len(raw))
+
+    cand, base = await alternate(candidate, baseline, env.size.runs)
+    if len(set(sizes)) != 1:
+        raise BenchError(f"state GET: sizes differ {set(sizes)}")
+    return Result(
+        "state GET",
+        f"GET the {sizes[0] / 1e6:.0f} MB state",
+        "SELECT raw_state",
+        cand,
+        base,
+        "ratio <= 1.3",
+        (cand / base) <= 1.3,
+        env.size.runs,
+    )
+
+
+# --- locks ----------------------------------------------------------------------------
+
+
+def _lock_info(lock_id: str) -> dict[str, str]:
+    return {
+        "ID": lock_id,
+        "Operation": "OperationTypeApply",
+        "Info": "",
+        "Who": "bench@localhost",
+        "Version": "1.15.5",
+        "Created": dt.datetime.now(dt.UTC).isoformat(),
+        "Path": "",
+    }
+
+
+async def locks_case(env: Env) -> Result:
+    clients, cycles = env.size.lock_clients, env.size.lock_cycles
+    names = [f"bench/lock-{n}" for n in range(clients)]
+    async with env.pool.acquire() as conn:
+        await conn.executemany(
+            "INSERT INTO states (name) VALUES ($1) ON CONFLICT DO NOTHING", [(n,) for n in names]
+        )
+        state_ids = [
+            r["id"]
+            for r in await conn.fetch(
+                "SELECT id FROM states WHERE name = ANY($1) ORDER BY name", names
+            )
+        ]
+
+    async def http_client(name: str) -> None:
+        for _ in range(cycles):
+            info = _lock_info(str(uuid.uuid4()))
+            _ok(await env.http.request("LOCK", f"/states/{name}", json=info))
+            _ok(await env.http.request("UNLOCK", f"/states/{name}", json=info))
+
+    async def sql_client(state_id: uuid.UUID) -> None:
+        async with env.pool.acquire() as conn:
+            for _ in range(cycles):
+                info = _lock_info(str(uuid.uuid4()))
+                taken = await conn.fetchval(
+                    """INSERT INTO state_locks (state_id, lock_id, info) VALUES ($1, $2, $3)
+                       ON CONFLICT DO NOTHING RETURNING state_id""",
+                    state_id,
+                    info["ID"],
+                    info,
+                )
+                if taken is None:
+                    raise BenchError("baseline lock not taken")
+                await conn.execute(
+                    "DELETE FROM state_locks WHERE state_id = $1 AND lock_id = $2",
+                    state_id,
+                    info["ID"],
+                )
+
+    async def candidate() -> None:
+        await asyncio.gather(*(http_client(n) for n in names))
+
+    async def baseline() -> None:
+        await asyncio.gather(*(sql_client(s) for s in state_ids))
+
+    cand, base = await alternate(candidate, baseline, env.size.runs)
+    async with env.pool.acquire() as conn:
+        if await conn.fetchval("SELECT count(*) FROM state_locks"):
+            raise BenchError("locks left behind")
+    total = clients * cycles
+    return Result(
+        "locks",
+        f"{clients} clients x {cycles} LOCK/UNLOCK cycles over HTTP",
+        "INSERT ON CONFLICT / DELETE through asyncpg",
+        cand,
+        base,
+        "ratio <= 3",
+        (cand / base) <= 3,
+        env.size.runs,
+        {"cycles_per_s": round(total / cand), "baseline_cycles_per_s": round(total / base)},
+    )
+
+
+IMPORT_GROUP = (import_case,)
+BIG_GROUP = (big_import_case, blast_radius_case, blast_radius_whole_case, list_case, state_get_case)
+LOCK_GROUP = (locks_case,)
+GROUPS = {"import": IMPORT_GROUP, "big": BIG_GROUP, "locks": LOCK_GROUP}

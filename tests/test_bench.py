@@ -1,0 +1,22 @@
+"""Every benchmark case at tiny size, so the benchmark code cannot rot. Each case
+checks that candidate and baseline did the same work (row counts, the same
+blast-radius sets and pages); timings are not asserted."""
+
+from bench.__main__ import run
+from bench.cases import GROUPS, TINY
+
+
+async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url: str) -> None:
+    results = await run(sorted(GROUPS), TINY, admin_url)
+    cases = {r.case for r in results}
+    assert cases == {
+        "import",
+        "big import",
+        "blast radius",
+        "blast radius, whole",
+        "list",
+        "state GET",
+        "locks",
+    }
+    for result in results:
+        assert result.candidate_s > 0 and result.baseline_s and result.baseline_s > 0
