@@ -5,32 +5,41 @@ from typing import Any
 from hypothesis import strategies as st
 
 # PostgreSQL text and jsonb cannot hold U+0000 (such states are refused, see test_parse)
-text = st.text(alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=12)
+text = st.text(
+    alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=12
+)
 names = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
 json_scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=False, allow_infinity=False), text,
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    text,
 )
 json_values = st.recursive(
     json_scalars,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(text, inner, max_size=4)
-    ),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(text, inner, max_size=4)),
     max_leaves=12,
 )
 # keys no Terraform writes yet: they must survive as they are
-future_keys = st.dictionaries(st.from_regex(r"zz_[a-z]{1,6}", fullmatch=True), json_values, max_size=2)
+future_keys = st.dictionaries(
+    st.from_regex(r"zz_[a-z]{1,6}", fullmatch=True), json_values, max_size=2
+)
 module_paths = st.one_of(
     st.none(),
     st.lists(
         st.tuples(names, st.one_of(st.none(), st.integers(0, 3), names)), min_size=1, max_size=2
-    ).map(lambda parts: ".".join(
-        f"module.{n}" + ("" if k is None else f"[{k}]" if isinstance(k, int) else f'["{k}"]')
-        for n, k in parts
-    )),
+    ).map(
+        lambda parts: ".".join(
+            f"module.{n}" + ("" if k is None else f"[{k}]" if isinstance(k, int) else f'["{k}"]')
+            for n, k in parts
+        )
+    ),
 )
 sensitive_paths = st.lists(
-    st.lists(st.fixed_dictionaries({"type": st.just("get_attr"), "value": names}), min_size=1, max_size=2),
+    st.lists(
+        st.fixed_dictionaries({"type": st.just("get_attr"), "value": names}), min_size=1, max_size=2
+    ),
     max_size=2,
 )
 
@@ -39,8 +48,10 @@ sensitive_paths = st.lists(
 def instances(draw: st.DrawFn, keys: Any) -> list[dict[str, Any]]:
     result = []
     for key in keys:
-        objects = [None] + draw(st.lists(st.from_regex(r"[0-9a-f]{8}", fullmatch=True),
-                                         max_size=2, unique=True))
+        deposed_keys = st.lists(
+            st.from_regex(r"[0-9a-f]{8}", fullmatch=True), max_size=2, unique=True
+        )
+        objects = [None, *draw(deposed_keys)]
         for deposed in objects:
             instance: dict[str, Any] = {"schema_version": draw(st.integers(0, 3))}
             if key is not None:
@@ -77,12 +88,18 @@ def states(draw: st.DrawFn) -> dict[str, Any]:
         seen.add((module, mode, rtype, name))
         each = draw(st.sampled_from([None, "list", "map"]))
         keys: list[Any] = (
-            [None] if each is None
-            else draw(st.lists(st.integers(0, 9), min_size=1, max_size=3, unique=True)) if each == "list"
+            [None]
+            if each is None
+            else draw(st.lists(st.integers(0, 9), min_size=1, max_size=3, unique=True))
+            if each == "list"
             else draw(st.lists(text.filter(bool), min_size=1, max_size=3, unique=True))
         )
-        resource: dict[str, Any] = {"mode": mode, "type": rtype, "name": name,
-                                    "provider": f'provider["registry.terraform.io/hashicorp/{rtype}"]'}
+        resource: dict[str, Any] = {
+            "mode": mode,
+            "type": rtype,
+            "name": name,
+            "provider": f'provider["registry.terraform.io/hashicorp/{rtype}"]',
+        }
         if module is not None:
             resource["module"] = module
         if each is not None and draw(st.booleans()):
@@ -94,15 +111,27 @@ def states(draw: st.DrawFn) -> dict[str, Any]:
     for resource in resources:
         for instance in resource["instances"]:
             if addresses and draw(st.booleans()):
-                instance["dependencies"] = draw(st.lists(st.sampled_from([*addresses, "var.x"]), max_size=3))
-    state: dict[str, Any] = {"version": 4, "serial": draw(st.integers(0, 2**40)),
-                             "lineage": draw(st.uuids()).__str__()}
+                instance["dependencies"] = draw(
+                    st.lists(st.sampled_from([*addresses, "var.x"]), max_size=3)
+                )
+    state: dict[str, Any] = {
+        "version": 4,
+        "serial": draw(st.integers(0, 2**40)),
+        "lineage": draw(st.uuids()).__str__(),
+    }
     if draw(st.booleans()):
         state["terraform_version"] = draw(st.sampled_from(["1.15.5", "0.12.0", "9.9.9-future"]))
     if draw(st.booleans()):
-        state["outputs"] = draw(st.dictionaries(names, st.fixed_dictionaries(
-            {"value": json_values}, optional={"type": json_values, "sensitive": st.booleans()}
-        ), max_size=3))
+        state["outputs"] = draw(
+            st.dictionaries(
+                names,
+                st.fixed_dictionaries(
+                    {"value": json_values},
+                    optional={"type": json_values, "sensitive": st.booleans()},
+                ),
+                max_size=3,
+            )
+        )
     if resources or draw(st.booleans()):
         state["resources"] = resources
     if draw(st.booleans()):

@@ -178,7 +178,9 @@ def _parse_state(body: bytes | str) -> NormalizedState:
     except ValueError as exc:
         raise StateError(f"not valid JSON: {exc}") from None
     if b"\\u0000" in (body if isinstance(body, bytes) else body.encode()):
-        raise StateError("the state contains U+0000, which PostgreSQL cannot store in text or jsonb")
+        raise StateError(
+            "the state contains U+0000, which PostgreSQL cannot store in text or jsonb"
+        )
     if not isinstance(doc, dict):
         raise StateError(f"a state must be a JSON object, got {_json_type(doc)}")
     if "version" not in doc:

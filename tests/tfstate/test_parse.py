@@ -14,8 +14,13 @@ from tests.strategies import states
 def round_trip(body: bytes) -> dict:
     state = parse_state(body)
     return render_state(
-        serial=state.serial, lineage=state.lineage, terraform_version=state.terraform_version,
-        instances=state.instances, outputs=state.outputs, extra=state.extra, omitted=state.omitted,
+        serial=state.serial,
+        lineage=state.lineage,
+        terraform_version=state.terraform_version,
+        instances=state.instances,
+        outputs=state.outputs,
+        extra=state.extra,
+        omitted=state.omitted,
     )
 
 
@@ -34,7 +39,10 @@ def test_generated_states_render_back_equal(state) -> None:
 
 
 def test_big_integers_keep_their_exact_value() -> None:
-    body = b'{"version": 4, "serial": 1, "lineage": "L", "outputs": {"n": {"value": 123456789012345678901234567890}}}'
+    body = (
+        b'{"version": 4, "serial": 1, "lineage": "L",'
+        b' "outputs": {"n": {"value": 123456789012345678901234567890}}}'
+    )
     assert round_trip(body)["outputs"]["n"]["value"] == 123456789012345678901234567890
 
 
@@ -45,27 +53,54 @@ def test_big_integers_keep_their_exact_value() -> None:
         ("module.a", "managed", 0, None, "module.a.aws_instance.web[0]"),
         (None, "managed", "logs", None, 'aws_instance.web["logs"]'),
         (None, "data", None, None, "data.aws_instance.web"),
-        ('module.m["x"]', "managed", 1, "0000abcd", 'module.m["x"].aws_instance.web[1] (deposed object 0000abcd)'),
+        (
+            'module.m["x"]',
+            "managed",
+            1,
+            "0000abcd",
+            'module.m["x"].aws_instance.web[1] (deposed object 0000abcd)',
+        ),
     ],
 )
-def test_addresses_are_printed_as_terraform_prints_them(module, mode, index_key, deposed, expected) -> None:
+def test_addresses_are_printed_as_terraform_prints_them(
+    module, mode, index_key, deposed, expected
+) -> None:
     assert instance_address(module, mode, "aws_instance", "web", index_key, deposed) == expected
 
 
 def test_dependency_keys_drop_module_instance_keys() -> None:
-    assert resource_key('module.a["x"].module.b[0]', "data", "t", "n") == "module.a.module.b.data.t.n"
+    assert (
+        resource_key('module.a["x"].module.b[0]', "data", "t", "n") == "module.a.module.b.data.t.n"
+    )
 
 
 def _doc(**changes) -> bytes:
-    doc = {"version": 4, "serial": 1, "lineage": "L", "resources": [
-        {"mode": "managed", "type": "t", "name": "n", "provider": "p", "instances": [{"attributes": {}}]},
-    ]}
+    doc = {
+        "version": 4,
+        "serial": 1,
+        "lineage": "L",
+        "resources": [
+            {
+                "mode": "managed",
+                "type": "t",
+                "name": "n",
+                "provider": "p",
+                "instances": [{"attributes": {}}],
+            },
+        ],
+    }
     doc.update(changes)
     return json.dumps(doc).encode()
 
 
 def _resource(**changes) -> bytes:
-    resource = {"mode": "managed", "type": "t", "name": "n", "provider": "p", "instances": [{"attributes": {}}]}
+    resource = {
+        "mode": "managed",
+        "type": "t",
+        "name": "n",
+        "provider": "p",
+        "instances": [{"attributes": {}}],
+    }
     resource.update(changes)
     return _doc(resources=[resource])
 
@@ -78,13 +113,25 @@ def _resource(**changes) -> bytes:
         (_doc(version=3), "unsupported state version 3: only version 4 is supported"),
         (b'{"serial": 1, "lineage": "L"}', "missing required field 'version'"),
         (_doc(serial="7"), "state: 'serial' must be an integer, got a string"),
-        (json.dumps({"version": 4, "serial": 1}).encode(), "state: missing required field 'lineage'"),
+        (
+            json.dumps({"version": 4, "serial": 1}).encode(),
+            "state: missing required field 'lineage'",
+        ),
         (_doc(resources={}), "state: 'resources' must be a list, got an object"),
-        (_resource(provider=None), r"resources\[0\] \(t.n\): 'provider' must be a string, got null"),
+        (
+            _resource(provider=None),
+            r"resources\[0\] \(t.n\): 'provider' must be a string, got null",
+        ),
         (_resource(type=5), r"resources\[0\]: 'type' must be a string, got an integer"),
         (_resource(mode="weird"), "'mode' must be 'managed' or 'data'"),
-        (_resource(instances=[{"schema_version": "1"}]), r"\(t.n\) instance 0: 'schema_version' must be an integer"),
-        (_resource(instances=[{"index_key": 0}, {"index_key": 0}]), r"duplicate instance address t.n\[0\]"),
+        (
+            _resource(instances=[{"schema_version": "1"}]),
+            r"\(t.n\) instance 0: 'schema_version' must be an integer",
+        ),
+        (
+            _resource(instances=[{"index_key": 0}, {"index_key": 0}]),
+            r"duplicate instance address t.n\[0\]",
+        ),
         (_resource(instances=[{"dependencies": [1]}]), "'dependencies' must be a list of strings"),
         (_doc(outputs={"o": 1}), "output 'o': must be an object, got an integer"),
         (_doc(outputs={"o": {"value": "a\x00b"}}), r"contains U\+0000"),
