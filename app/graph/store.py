@@ -279,7 +279,9 @@ async def delete_state(conn: asyncpg.Connection, state_id: UUID, name: str, *, a
     Returns how many versions went."""
     versions = await conn.fetchval(
         # the count sees the snapshot from before the DELETE in the same statement
-        """WITH gone AS (DELETE FROM states WHERE id = $1)
+        """WITH edges AS (DELETE FROM resource_dependencies d USING state_versions v
+                          WHERE d.state_version_id = v.id AND v.state_id = $1),
+                gone AS (DELETE FROM states WHERE id = $1)
            SELECT count(*) FROM state_versions WHERE state_id = $1""",
         state_id,
     )

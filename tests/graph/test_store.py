@@ -8,11 +8,10 @@ from decimal import Decimal
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from app.graph.errors import Conflict
+from app.graph.store import delete_state, export_state, find_version, write_version
 from app.jsonutil import dumps
 from bench.generate import generate_state
-
-from app.graph.errors import Conflict
-from app.graph.store import export_state, find_version, write_version
 from tests.conftest import corpus_files, requires_corpus
 from tests.strategies import states
 
@@ -152,7 +151,9 @@ async def test_edges_follow_dependencies_to_every_instance(conn) -> None:
 
 
 @given(state=states())
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 async def test_generated_states_round_trip_through_the_database(pool, state) -> None:
     body = json.dumps(state).encode()
     name = f"generated/{uuid.uuid4()}"
@@ -168,11 +169,38 @@ async def test_a_state_of_20000_instances_and_60000_edges_imports(conn) -> None:
     written = await write_version(conn, "big", body, actor="test", action="import")
     elapsed = time.perf_counter() - started
     counts = await conn.fetchrow(
-        """SELECT (SELECT count(*) FROM resources WHERE state_version_id = $1) AS resources,
-                  (SELECT count(*) FROM resource_dependencies WHERE state_version_id = $1) AS edges""",
+        """
+        SELECT (SELECT count(*) FROM resources WHERE state_version_id = $1) AS resources,
+               (SELECT count(*) FROM resource_dependencies WHERE state_version_id = $1) AS edges
+        """,
         written.version_id,
     )
     assert counts["resources"] == 20_000
     assert counts["edges"] >= 59_900  # 3 per instance, less the first few
-    print(f"\nimported 20,000 instances / {counts['edges']} edges ({len(body) / 1e6:.1f} MB) in {elapsed:.2f}s")
+    print(
+        f"\nimported 20,000 instances / {counts['edges']} edges"
+        f" ({len(body) / 1e6:.1f} MB) in {elapsed:.2f}s"
+    )
     assert await export_state(conn, "big", actor="test") == json.loads(body)
+
+
+async def test_deleting_a_state_removes_its_rows_and_edges_and_keeps_its_events(conn) -> None:
+    await write_version(conn, "gone", dumps(generate_state(30)), actor="test")
+    await write_version(conn, "kept", dumps(generate_state(30)), actor="test")
+    state_id = await conn.fetchval("SELECT id FROM states WHERE name = 'gone'")
+    kept_edges = await conn.fetchval("SELECT count(*) FROM resource_dependencies")
+    assert await delete_state(conn, state_id, "gone", actor="test") == 1
+    kept = await conn.fetchval("SELECT id FROM states WHERE name = 'kept'")
+    counts = await conn.fetchrow(
+        """SELECT (SELECT count(*) FROM resources) AS resources,
+                  (SELECT count(*) FROM resource_dependencies d JOIN state_versions v
+                     ON v.id = d.state_version_id WHERE v.state_id = $1) AS kept_edges,
+                  (SELECT count(*) FROM resource_dependencies) AS edges""",
+        kept,
+    )
+    assert counts["resources"] == 30
+    assert counts["edges"] == counts["kept_edges"] == kept_edges // 2
+    actions = await conn.fetch(
+        "SELECT action FROM events WHERE state_name = 'gone' ORDER BY created_at"
+    )
+    assert [a["action"] for a in actions] == ["write", "delete"]

@@ -1,0 +1,1 @@
+"""Terraform's HTTP state backend protocol: GET/POST/DELETE/LOCK/UNLOCK on /states/{name}."""

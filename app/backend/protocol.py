@@ -1,0 +1,101 @@
+"""What Terraform and OpenTofu send: bodies with a Content-MD5, states, LockInfo.
+
+A state body is read once, refused with 413 as soon as it is known to be too
+big (from Content-Length before reading anything, else while it streams in),
+its MD5 computed on the way in; then parsed once.
+"""
+
+import base64
+import binascii
+import hashlib
+from typing import Any
+
+from starlette.requests import Request
+
+from app.graph.errors import BadInput, LimitExceeded
+from app.jsonutil import loads
+from app.tfstate import NormalizedState, StateError, parse_state
+
+# Go's zero time.Time, as a LockInfo built from only an ID marshals its "Created"
+_ZERO_TIME = "0001-01-01T00:00:00Z"
+
+
+def _content_md5(request: Request) -> bytes | None:
+    header = request.headers.get("content-md5")
+    if header is None:
+        return None
+    try:
+        digest = base64.b64decode(header, validate=True)
+    except binascii.Error:
+        digest = b""
+    if len(digest) != 16:
+        raise BadInput(f"Content-MD5 is not a base64 MD5 digest: {header!r}")
+    return digest
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, at most `limit` bytes (413 otherwise), checked against its
+    Content-MD5 when one is sent (400 on a mismatch)."""
+    expected = _content_md5(request)
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise LimitExceeded(
+            f"the body ({declared} bytes) is over the limit of {limit} bytes", {"limit": limit}
+        )
+    chunks: list[bytes] = []
+    size = 0
+    digest = hashlib.md5()
+    async for chunk in request.stream():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise LimitExceeded(f"the body is over the limit of {limit} bytes", {"limit": limit})
+        if expected is not None:
+            digest.update(chunk)
+    if expected is not None and digest.digest() != expected:
+        raise BadInput(
+            "Content-MD5 does not match the body",
+            {
+                "content_md5": base64.b64encode(expected).decode(),
+                "body_md5": base64.b64encode(digest.digest()).decode(),
+            },
+        )
+    return b"".join(chunks)
+
+
+def decode_state(body: bytes) -> NormalizedState:
+    """Parse a POSTed state (CPU-bound: run it off the event loop)."""
+    try:
+        return parse_state(body)
+    except StateError as exc:
+        raise BadInput(f"not a valid Terraform v4 state: {exc}") from None
+
+
+def lock_info(body: bytes) -> dict[str, Any]:
+    """A LOCK body: Terraform's LockInfo JSON object, which must carry a non-empty string ID."""
+    try:
+        info = loads(body)
+    except ValueError as exc:
+        raise BadInput(f"LockInfo is not valid JSON: {exc}") from None
+    if not isinstance(info, dict):
+        raise BadInput("LockInfo must be a JSON object")
+    if b"\\u0000" in body:
+        raise BadInput("LockInfo contains U+0000, which PostgreSQL cannot store in jsonb")
+    lock_id = info.get("ID")
+    if not isinstance(lock_id, str) or not lock_id:
+        raise BadInput("LockInfo must have an 'ID': a non-empty string")
+    return info
+
+
+def unlock_request(body: bytes) -> tuple[str | None, bool]:
+    """The lock ID an UNLOCK names (None: any) and whether it is a force-unlock.
+
+    `terraform force-unlock` sends an empty body, OpenTofu a LockInfo holding
+    nothing but the ID: both force-unlock. The holder's own unlock sends its
+    full LockInfo.
+    """
+    if not body.strip():
+        return None, True
+    info = lock_info(body)
+    force = all(value in (None, "", _ZERO_TIME) for key, value in info.items() if key != "ID")
+    return info["ID"], force
