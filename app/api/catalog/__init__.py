@@ -1,0 +1,1 @@
+"""The catalog over GraphQL: scopes, tables and their sub-resources, records."""
