@@ -6,11 +6,15 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from app import db
+from app.api.app import graphql_route
+from app.auth import AuthMiddleware
+from app.backend.routes import routes as backend_routes
 from app.config import Settings
 
 log = logging.getLogger("infragraph")
@@ -45,6 +49,10 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         finally:
             await pool.close()
 
-    app = Starlette(routes=[Route("/healthz", healthz)], lifespan=lifespan)
+    app = Starlette(
+        routes=[Route("/healthz", healthz), *backend_routes(), graphql_route(settings)],
+        middleware=[Middleware(AuthMiddleware, tokens=settings.api_tokens)],
+        lifespan=lifespan,
+    )
     app.state.settings = settings
     return app

@@ -5,6 +5,8 @@ from uuid import UUID
 
 import asyncpg
 
+from app.graph.paging import ALL, Keyset, Page, paged_sql, pages_by_owner
+
 
 async def append_event(
     conn: asyncpg.Connection,
@@ -26,3 +28,41 @@ async def append_event(
         serial,
         detail or {},
     )
+
+
+EVENT_COLUMNS = """e.id, e.state_name, e.action, e.actor, e.serial, e.detail, e.created_at,
+    (extract(epoch FROM e.created_at) * 1000000)::bigint AS created_us"""
+# Newest first; the key is (microseconds since the epoch, id).
+EVENT_KEY = Keyset(("created_us", "id"), (int, UUID))
+
+
+async def list_events(
+    conn: asyncpg.Connection,
+    state_names: list[str] | None,
+    *,
+    first: int,
+    after: tuple[int, UUID] | None = None,
+) -> dict[Any, Page[asyncpg.Record]]:
+    """Events newest first: per state name (events outlive their state), or all (owner ALL)."""
+    owner, where = (
+        ("e.state_name", "e.state_name = ANY($1::text[])")
+        if state_names
+        else (str(ALL), "$1::text[] IS NULL")
+    )
+    sql = paged_sql(
+        f"SELECT {owner} AS owner, e.id, e.created_at FROM events e WHERE {where}",
+        order="created_at DESC, id DESC",
+        after="""($2::bigint IS NULL OR (created_at, id) <
+                  ('epoch'::timestamptz + $2 * interval '1 microsecond', $3::uuid))""",
+        limit="$4",
+        select=EVENT_COLUMNS,
+        joins="LEFT JOIN events e ON e.id = p.id",
+    )
+    after_us, after_id = after or (None, None)
+    records = await conn.fetch(sql, state_names, after_us, after_id, first + 1)
+    return pages_by_owner(records, first, EVENT_KEY)
+
+
+async def events_by_ids(conn: asyncpg.Connection, ids: list[UUID]) -> dict[UUID, asyncpg.Record]:
+    records = await conn.fetch(f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.id = ANY($1)", ids)
+    return {r["id"]: r for r in records}

@@ -1,0 +1,1 @@
+"""The graph's part of the API: states, versions, resources, edges, events."""

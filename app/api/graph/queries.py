@@ -1,0 +1,126 @@
+"""The graph's root query fields, a mixin of the root Query (see app/api/schema.py)."""
+
+import strawberry
+from strawberry import relay
+
+from app.api.context import Info
+from app.api.graph.types import (
+    RESOURCE_LISTS,
+    BlastRadiusNode,
+    Direction,
+    Event,
+    InventoryEntry,
+    InventoryGroup,
+    Resource,
+    ResourceFilter,
+    State,
+    StateFilter,
+    event_of,
+    graph_filter,
+    prefetch_resources,
+    resources_of,
+    state_of,
+)
+from app.api.pagination import DEFAULT_FIRST, AfterArg, Connection, FirstArg, connection, page_args
+from app.api.prefetch import resolve
+from app.graph import edges, events, inventory, queries, resources
+from app.graph.paging import ALL, EMPTY
+
+
+@strawberry.type
+class GraphQuery:
+    node: relay.Node | None = relay.node(
+        description="Any State, StateVersion, Resource or Event by its global id."
+    )
+
+    @strawberry.field(description="States by name.")
+    async def states(
+        self,
+        info: Info,
+        first: FirstArg = DEFAULT_FIRST,
+        after: AfterArg = None,
+        filter: StateFilter | None = None,
+    ) -> Connection[State]:
+        args = page_args(first, after, queries.STATE_KEY)
+        f = filter or StateFilter()
+        page = await info.context.read(
+            queries.list_states,
+            first=args.first,
+            after=args.after,
+            name_prefix=f.name_prefix,
+            kind=f.kind,
+        )
+        return connection(page, [state_of(r) for r in page.rows], after=after)
+
+    @strawberry.field
+    async def state(self, info: Info, name: str) -> State | None:
+        r = await info.context.read(queries.state_by_name, name)
+        return state_of(r) if r else None
+
+    @strawberry.field(
+        description="Resources of the current version of every state (or of `filter.state`), "
+        "by state name then address."
+    )
+    async def resources(
+        self,
+        info: Info,
+        first: FirstArg = DEFAULT_FIRST,
+        after: AfterArg = None,
+        filter: ResourceFilter | None = None,
+    ) -> Connection[Resource]:
+        args = page_args(first, after, resources.RESOURCE_KEY)
+        page = await info.context.read(
+            resources.search_resources, graph_filter(filter), first=args.first, after=args.after
+        )
+        return await prefetch_resources(
+            info, connection(page, resources_of(page.rows), after=after)
+        )
+
+    @strawberry.field(
+        description="Resource instances of the current versions counted by group, largest first."
+    )
+    async def inventory(
+        self, info: Info, group_by: InventoryGroup, filter: ResourceFilter | None = None
+    ) -> list[InventoryEntry]:
+        records = await info.context.read(inventory.inventory, group_by, graph_filter(filter))
+        return [InventoryEntry(key=r["key"], count=r["count"]) for r in records]
+
+    @strawberry.field(
+        description="The blast radius of a resource of a state (current version, or at "
+        "`serial`): every resource reachable, once, at its shortest depth, by depth then "
+        "address. `totalCount` is the size of the whole blast radius."
+    )
+    async def blast_radius(
+        self,
+        info: Info,
+        state: str,
+        address: str,
+        direction: Direction = edges.Direction.DEPENDENTS,
+        max_depth: int = 10,
+        serial: int | None = None,
+        first: FirstArg = DEFAULT_FIRST,
+        after: AfterArg = None,
+    ) -> Connection[BlastRadiusNode]:
+        [root] = resources_of(
+            [await info.context.read(resources.find_resource, state, address, serial)]
+        )
+        arguments = {"direction": direction, "maxDepth": max_depth, "first": first, "after": after}
+        return await resolve(info, root, RESOURCE_LISTS["blastRadius"], arguments, RESOURCE_LISTS)
+
+    @strawberry.field(description="The audit trail, newest first: of one state, or of all.")
+    async def events(
+        self,
+        info: Info,
+        state: str | None = None,
+        first: FirstArg = DEFAULT_FIRST,
+        after: AfterArg = None,
+    ) -> Connection[Event]:
+        args = page_args(first, after, events.EVENT_KEY)
+        pages = await info.context.read(
+            events.list_events,
+            [state] if state is not None else None,
+            first=args.first,
+            after=args.after,
+        )
+        page = pages.get(state if state is not None else ALL, EMPTY)
+        return connection(page, [event_of(r) for r in page.rows], after=after)

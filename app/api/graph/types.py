@@ -1,0 +1,493 @@
+"""The graph's GraphQL types, built from the rows the graph module read.
+
+Scalar fields are plain attributes filled from one row (no resolver per
+field); lists hanging off an object load through the per-request loaders,
+so a page of N objects costs one statement per list, not N.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import strawberry
+from strawberry import relay
+from strawberry.scalars import JSON
+
+from app.api.context import Info
+from app.api.graph.loaders import Blast, Filtered, Hop
+from app.api.pagination import (
+    DEFAULT_FIRST,
+    AfterArg,
+    Connection,
+    FirstArg,
+    connection,
+    connection_nodes,
+    page_args,
+)
+from app.api.prefetch import ListField, Lists, prefetch_below, resolve
+from app.graph import diff as graph_diff
+from app.graph import edges, events, inventory, queries, resources
+from app.graph.errors import BadInput
+from app.graph.paging import Page
+
+StateKind = strawberry.enum(queries.StateKind, description="Who writes the state.")
+ResourceMode = strawberry.enum(resources.Mode, name="ResourceMode")
+Direction = strawberry.enum(
+    edges.Direction,
+    description="DEPENDENTS: what depends on it (what breaks if it changes); "
+    "DEPENDENCIES: what it depends on.",
+)
+InventoryGroup = strawberry.enum(inventory.GroupBy, name="InventoryGroup")
+
+
+def parse_id(value: str) -> UUID:
+    try:
+        return UUID(value)
+    except ValueError:
+        raise BadInput(f"not an id: {value!r}") from None
+
+
+@strawberry.input(description="Resources matching all the given fields.")
+class ResourceFilter:
+    state: str | None = strawberry.field(default=None, description="The state's name.")
+    type: str | None = None
+    provider: str | None = None
+    module: str | None = strawberry.field(
+        default=None, description='The module path; "" for the root module.'
+    )
+    mode: ResourceMode | None = None
+    address: str | None = None
+    address_prefix: str | None = None
+    attributes: JSON | None = strawberry.field(
+        default=None,
+        description='A JSON object the attributes contain, e.g. {"public_access": true}.',
+    )
+
+    def to_graph(self) -> resources.ResourceFilter:
+        return resources.ResourceFilter(**dataclasses.asdict(self))
+
+
+def graph_filter(f: ResourceFilter | None) -> resources.ResourceFilter:
+    return f.to_graph() if f is not None else resources.NO_FILTER
+
+
+@strawberry.input
+class StateFilter:
+    name_prefix: str | None = None
+    kind: StateKind | None = None
+
+
+@strawberry.type
+class Lock:
+    id: str
+    who: str | None
+    operation: str | None
+    created: datetime
+    info: JSON = strawberry.field(description="The LockInfo the locking client sent.")
+
+
+@strawberry.type
+class Output:
+    name: str
+    value: JSON | None = strawberry.field(description="Null when sensitive.")
+    type: JSON | None
+    sensitive: bool
+
+
+@strawberry.type
+class AttributeChange:
+    path: list[str]
+    old: JSON | None = strawberry.field(description="Null when absent or sensitive.")
+    new: JSON | None = strawberry.field(description="Null when absent or sensitive.")
+    sensitive: bool
+
+
+@strawberry.type
+class ResourceChange:
+    address: str
+    changes: list[AttributeChange]
+
+
+@strawberry.type
+class VersionDiff:
+    against: int = strawberry.field(description="The serial compared with.")
+    added: list[str] = strawberry.field(description="Addresses only in this version.")
+    removed: list[str] = strawberry.field(description="Addresses only in `against`.")
+    changed: list[ResourceChange] = strawberry.field(
+        description="Addresses in both whose attributes differ."
+    )
+
+    @classmethod
+    def of(cls, d: graph_diff.VersionDiff) -> VersionDiff:
+        return cls(
+            against=d.against,
+            added=d.added,
+            removed=d.removed,
+            changed=[
+                ResourceChange(
+                    address=c.address,
+                    changes=[
+                        AttributeChange(
+                            path=list(a.path), old=a.old, new=a.new, sensitive=a.sensitive
+                        )
+                        for a in c.changes
+                    ],
+                )
+                for c in d.changed
+            ],
+        )
+
+
+@strawberry.type
+class Event(relay.Node):
+    id: relay.NodeID[str]
+    state_name: str
+    action: str
+    actor: str
+    serial: int | None
+    detail: JSON
+    created_at: datetime
+
+    @classmethod
+    async def resolve_nodes(
+        cls, *, info: Info, node_ids: Iterable[str], required: bool = False
+    ) -> list[Event | None]:
+        records = await info.context.graph.event.load_many([parse_id(i) for i in node_ids])
+        return [event_of(r) if r else None for r in records]
+
+
+@strawberry.type
+class State(relay.Node):
+    id: relay.NodeID[str]
+    name: str
+    kind: StateKind
+    lineage: str | None
+    created_at: datetime
+    state_id: strawberry.Private[UUID]
+
+    @strawberry.field
+    async def lock(self, info: Info) -> Lock | None:
+        r = await info.context.graph.lock.load(self.state_id)
+        if r is None:
+            return None
+        return Lock(
+            id=r["lock_id"],
+            who=r["who"],
+            operation=r["operation"],
+            created=r["created_at"],
+            info=r["info"],
+        )
+
+    @strawberry.field(description="The version with the highest serial.")
+    async def current_version(self, info: Info) -> StateVersion | None:
+        r = await info.context.graph.current_version.load(self.state_id)
+        return version_of(r, self) if r else None
+
+    @strawberry.field(description="Newest first.")
+    async def versions(
+        self,
+        info: Info,
+        first: FirstArg = DEFAULT_FIRST,
+        after: AfterArg = None,
+    ) -> Connection[StateVersion]:
+        args = page_args(first, after, queries.VERSION_KEY)
+        page = await info.context.graph.versions.load((self.state_id, args))
+        return connection(page, [version_of(r, self) for r in page.rows], after=after)
+
+    @strawberry.field
+    async def version(self, info: Info, serial: int) -> StateVersion | None:
+        r = await info.context.graph.version_at.load((self.state_id, serial))
+        return version_of(r, self) if r else None
+
+    @strawberry.field(description="Newest first.")
+    async def events(
+        self,
+        info: Info,
+        first: FirstArg = DEFAULT_FIRST,
+        after: AfterArg = None,
+    ) -> Connection[Event]:
+        args = page_args(first, after, events.EVENT_KEY)
+        page = await info.context.graph.events.load((self.name, args))
+        return connection(page, [event_of(r) for r in page.rows], after=after)
+
+    @classmethod
+    async def resolve_nodes(
+        cls, *, info: Info, node_ids: Iterable[str], required: bool = False
+    ) -> list[State | None]:
+        records = await info.context.graph.state.load_many([parse_id(i) for i in node_ids])
+        return [state_of(r) if r else None for r in records]
+
+
+@strawberry.type
+class StateVersion(relay.Node):
+    id: relay.NodeID[str]
+    serial: int
+    lineage: str
+    terraform_version: str | None
+    created_at: datetime
+    created_by: str
+    state: State
+    version_id: strawberry.Private[UUID]
+
+    @strawberry.field(description="By address.")
+    async def resources(
+        self,
+        info: Info,
+        first: FirstArg = DEFAULT_FIRST,
+        after: AfterArg = None,
+        filter: ResourceFilter | None = None,
+    ) -> Connection[Resource]:
+        args = Filtered(graph_filter(filter), page_args(first, after, resources.RESOURCE_KEY))
+        page = await info.context.graph.resources.load((self.version_id, args))
+        return await prefetch_resources(
+            info, connection(page, resources_of(page.rows), after=after)
+        )
+
+    @strawberry.field(description="In document order.")
+    async def outputs(self, info: Info) -> list[Output]:
+        records = await info.context.graph.outputs.load(self.version_id)
+        return [
+            Output(name=r["name"], value=r["value"], type=r["type"], sensitive=r["sensitive"])
+            for r in records
+        ]
+
+    @strawberry.field
+    async def resource_count(self, info: Info) -> int:
+        return await info.context.graph.resource_count.load(self.version_id)
+
+    @strawberry.field(description="What changed from version `against` (a serial) to this one.")
+    async def diff(self, info: Info, against: int) -> VersionDiff:
+        return VersionDiff.of(await info.context.graph.diff.load((self.version_id, against)))
+
+    @classmethod
+    async def resolve_nodes(
+        cls, *, info: Info, node_ids: Iterable[str], required: bool = False
+    ) -> list[StateVersion | None]:
+        records = await info.context.graph.version.load_many([parse_id(i) for i in node_ids])
+        return [version_of(r) if r else None for r in records]
+
+
+@strawberry.type
+class BlastRadiusNode:
+    resource: Resource
+    depth: int = strawberry.field(description="Edges from the root on a shortest path.")
+    path: list[str] = strawberry.field(description="Addresses from the root to this resource.")
+
+
+@strawberry.type(description="One resource instance of a state version.")
+class Resource(relay.Node):
+    id: relay.NodeID[str]
+    address: str
+    mode: ResourceMode
+    type: str
+    name: str
+    provider: str
+    module: str | None = strawberry.field(description="The module path; null in the root module.")
+    index_key: JSON | None = strawberry.field(description="count index (Int) or for_each key.")
+    each: str | None
+    deposed: str | None
+    status: str | None
+    sensitive_attributes: JSON | None = strawberry.field(
+        description="The attribute paths Terraform marks sensitive."
+    )
+    state: State
+    version: StateVersion
+    resource_id: strawberry.Private[UUID]
+    raw_attributes: strawberry.Private[Any]
+    prefetched: strawberry.Private[dict[Hashable, Any]] = dataclasses.field(default_factory=dict)
+
+    @strawberry.field(
+        description="The attributes, or the value at `path` (keys; list indexes as strings). "
+        "Sensitive values are null."
+    )
+    def attributes(self, path: list[str] | None = None) -> JSON | None:
+        return resources.attribute_value(self.raw_attributes, self.sensitive_attributes, path or ())
+
+    @strawberry.field(description="What it depends on, by address.")
+    def dependencies(
+        self, info: Info, first: FirstArg = DEFAULT_FIRST, after: AfterArg = None
+    ) -> Connection[Resource]:
+        arguments = {"first": first, "after": after}
+        return resolve(info, self, RESOURCE_LISTS["dependencies"], arguments, RESOURCE_LISTS)
+
+    @strawberry.field(description="What depends on it, by address.")
+    def dependents(
+        self, info: Info, first: FirstArg = DEFAULT_FIRST, after: AfterArg = None
+    ) -> Connection[Resource]:
+        arguments = {"first": first, "after": after}
+        return resolve(info, self, RESOURCE_LISTS["dependents"], arguments, RESOURCE_LISTS)
+
+    @strawberry.field(
+        description="Every resource reachable from this one, once, at its shortest depth, "
+        "by depth then address. `totalCount` is the size of the whole blast radius."
+    )
+    def blast_radius(
+        self,
+        info: Info,
+        direction: Direction = edges.Direction.DEPENDENTS,
+        max_depth: int = 10,
+        first: FirstArg = DEFAULT_FIRST,
+        after: AfterArg = None,
+    ) -> Connection[BlastRadiusNode]:
+        arguments = {"direction": direction, "maxDepth": max_depth, "first": first, "after": after}
+        return resolve(info, self, RESOURCE_LISTS["blastRadius"], arguments, RESOURCE_LISTS)
+
+    @classmethod
+    async def resolve_nodes(
+        cls, *, info: Info, node_ids: Iterable[str], required: bool = False
+    ) -> list[Resource | None]:
+        records = await info.context.graph.resource.load_many([parse_id(i) for i in node_ids])
+        return [resources_of([r])[0] if r else None for r in records]
+
+
+@strawberry.type
+class InventoryEntry:
+    key: str = strawberry.field(
+        description='The group: a type, provider, state or module ("" root).'
+    )
+    count: int
+
+
+def _argument(arguments: Mapping[str, Any], name: str, default: Any) -> Any:
+    value = arguments.get(name)
+    return default if value is None else value
+
+
+def _direction(value: Any) -> edges.Direction:
+    """From a resolver (the enum), a literal (its name) or a variable (its value)."""
+    if value is None or isinstance(value, edges.Direction):
+        return value or edges.Direction.DEPENDENTS
+    return (
+        edges.Direction[value] if value in edges.Direction.__members__ else edges.Direction(value)
+    )
+
+
+def _hop_key(direction: edges.Direction) -> Callable[[Mapping[str, Any]], Hop]:
+    def key(arguments: Mapping[str, Any]) -> Hop:
+        first, after = arguments.get("first"), arguments.get("after")
+        return Hop(direction, page_args(first, after, edges.NEIGHBOUR_KEY))
+
+    return key
+
+
+def _blast_key(arguments: Mapping[str, Any]) -> Blast:
+    page = page_args(arguments.get("first"), arguments.get("after"), edges.BLAST_KEY)
+    max_depth = _argument(arguments, "maxDepth", 10)
+    return Blast(_direction(arguments.get("direction")), max_depth, page)
+
+
+async def _load_hops(
+    info: Info, owners: list[Resource], key: Hop, after: str | None
+) -> list[Connection[Resource]]:
+    pages = await info.context.graph.neighbours.load_many([(o.resource_id, key) for o in owners])
+    return [connection(page, resources_of(page.rows), after=after) for page in pages]
+
+
+async def _load_blasts(
+    info: Info, owners: list[Resource], key: Blast, after: str | None
+) -> list[Connection[BlastRadiusNode]]:
+    roots = [(o.resource_id, key) for o in owners]
+    pages = await info.context.graph.blast_radius.load_many(roots)
+    return [blast_connection(page, after) for page in pages]
+
+
+def blast_connection(page: Page[Any], after: str | None) -> Connection[BlastRadiusNode]:
+    nodes = [
+        BlastRadiusNode(resource=resource, depth=r["depth"], path=r["path"])
+        for r, resource in zip(page.rows, resources_of(page.rows), strict=True)
+    ]
+    return connection(page, nodes, after=after)
+
+
+# The list fields of a resource, filled ahead for a whole page (see app/api/prefetch.py).
+RESOURCE_LISTS: Lists = {
+    "dependencies": ListField(
+        _hop_key(edges.Direction.DEPENDENCIES), _load_hops, connection_nodes, ("edges", "node")
+    ),
+    "dependents": ListField(
+        _hop_key(edges.Direction.DEPENDENTS), _load_hops, connection_nodes, ("edges", "node")
+    ),
+    "blastRadius": ListField(
+        _blast_key,
+        _load_blasts,
+        lambda c: [edge.node.resource for edge in c.edges],
+        ("edges", "node", "resource"),
+    ),
+}
+
+
+async def prefetch_resources(info: Info, found: Connection[Resource]) -> Connection[Resource]:
+    """A page of resources, their list fields filled ahead."""
+    await prefetch_below(info, connection_nodes(found), ("edges", "node"), RESOURCE_LISTS)
+    return found
+
+
+def state_of(r: Mapping[str, Any]) -> State:
+    return State(
+        id=str(r["state_id"]),
+        state_id=r["state_id"],
+        name=r["state_name"],
+        kind=queries.StateKind(r["state_kind"]),
+        lineage=r["state_lineage"],
+        created_at=r["state_created_at"],
+    )
+
+
+def version_of(r: Mapping[str, Any], state: State | None = None) -> StateVersion:
+    return StateVersion(
+        id=str(r["version_id"]),
+        version_id=r["version_id"],
+        serial=r["serial"],
+        lineage=r["version_lineage"],
+        terraform_version=r["terraform_version"],
+        created_at=r["version_created_at"],
+        created_by=r["version_created_by"],
+        state=state or state_of(r),
+    )
+
+
+def resources_of(records: Iterable[Mapping[str, Any]]) -> list[Resource]:
+    """Resources of rows with RESOURCE_COLUMNS; rows of one version share its objects."""
+    versions: dict[UUID, StateVersion] = {}
+    built = []
+    for r in records:
+        version = versions.get(r["version_id"])
+        if version is None:
+            version = versions[r["version_id"]] = version_of(r)
+        built.append(
+            Resource(
+                id=str(r["id"]),
+                resource_id=r["id"],
+                address=r["address"],
+                mode=resources.Mode(r["mode"]),
+                type=r["type"],
+                name=r["name"],
+                provider=r["provider"],
+                module=r["module_path"],
+                index_key=r["index_key"],
+                each=r["each"],
+                deposed=r["deposed"],
+                status=r["status"],
+                sensitive_attributes=r["sensitive_attributes"],
+                raw_attributes=r["attributes"],
+                state=version.state,
+                version=version,
+            )
+        )
+    return built
+
+
+def event_of(r: Mapping[str, Any]) -> Event:
+    return Event(
+        id=str(r["id"]),
+        state_name=r["state_name"],
+        action=r["action"],
+        actor=r["actor"],
+        serial=r["serial"],
+        detail=r["detail"],
+        created_at=r["created_at"],
+    )

@@ -1,0 +1,62 @@
+"""Per-request dataloaders: every key asked for in one tick is fetched by one statement.
+
+A loader lives for one request (created in `get_context`), so its cache
+never serves another request's data.
+"""
+
+from collections.abc import Awaitable, Callable, Hashable, Mapping
+from typing import Any, TypeVar
+
+import asyncpg
+from strawberry.dataloader import DataLoader
+
+from app.graph.errors import GraphError
+from app.graph.paging import EMPTY, Page
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+A = TypeVar("A", bound=Hashable)
+
+
+def by_key(
+    pool: asyncpg.Pool,
+    fetch: Callable[[asyncpg.Connection, list[K]], Awaitable[Mapping[K, V]]],
+    default: Any = None,
+) -> DataLoader[K, Any]:
+    """Loads values by key (`default` for a key `fetch` did not return)."""
+
+    async def load(keys: list[K]) -> list[Any]:
+        async with pool.acquire() as conn:
+            found = await fetch(conn, keys)
+        return [found.get(key, default) for key in keys]
+
+    return DataLoader(load)
+
+
+def paged(
+    pool: asyncpg.Pool,
+    fetch: Callable[[asyncpg.Connection, list[Any], A], Awaitable[Mapping[Any, Page[Any]]]],
+) -> DataLoader[tuple[Any, A], Page[Any]]:
+    """Loads one page per (owner, args) key; the owners sharing args share a statement.
+
+    An expected error (bad args) fails the keys with those args, not the batch.
+    """
+
+    async def load(keys: list[tuple[Any, A]]) -> list[Page[Any] | GraphError]:
+        groups: dict[A, list[Any]] = {}
+        for owner, args in keys:
+            groups.setdefault(args, []).append(owner)
+        results: dict[A, Mapping[Any, Page[Any]] | GraphError] = {}
+        async with pool.acquire() as conn:
+            for args, owners in groups.items():
+                try:
+                    results[args] = await fetch(conn, owners, args)
+                except GraphError as error:
+                    results[args] = error
+        return [_page(results[args], owner) for owner, args in keys]
+
+    return DataLoader(load)
+
+
+def _page(result: Mapping[Any, Page[Any]] | GraphError, owner: Any) -> Page[Any] | GraphError:
+    return result if isinstance(result, GraphError) else result.get(owner, EMPTY)

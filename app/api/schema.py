@@ -1,0 +1,34 @@
+"""The root schema: Query (and later Mutation) composed from each domain's mixins.
+
+A domain adds `class XQuery` in app/api/<domain>/queries.py and joins it here.
+"""
+
+import strawberry
+from graphql import GraphQLError
+from strawberry.types import ExecutionContext
+
+from app.api.catalog.mutations import CatalogMutation
+from app.api.catalog.queries import CatalogQuery
+from app.api.errors import log_unexpected
+from app.api.graph.queries import GraphQuery
+from app.api.limits import EXTENSIONS
+
+
+@strawberry.type
+class Query(GraphQuery, CatalogQuery):
+    pass
+
+
+@strawberry.type
+class Mutation(CatalogMutation):
+    pass
+
+
+class Schema(strawberry.Schema):
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        log_unexpected(errors)  # an expected error is the client's business, not the log's
+
+
+schema = Schema(query=Query, mutation=Mutation, extensions=EXTENSIONS)

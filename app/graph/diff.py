@@ -1,0 +1,114 @@
+"""What changed between two versions of a state: addresses, and attribute paths."""
+
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from app.graph.errors import NotFound
+from app.graph.sensitive import Path, overlaps, sensitive_paths
+
+
+@dataclass(frozen=True)
+class AttributeChange:
+    path: Path
+    old: Any  # None when absent, or withheld (sensitive)
+    new: Any
+    sensitive: bool
+
+
+@dataclass(frozen=True)
+class ResourceChange:
+    address: str
+    changes: list[AttributeChange]
+
+
+@dataclass(frozen=True)
+class VersionDiff:
+    against: int
+    added: list[str]  # in this version, not in `against`
+    removed: list[str]  # in `against`, not in this version
+    changed: list[ResourceChange]  # in both, with different attributes
+
+
+_MISSING = object()
+
+# Per (version, against serial): the resources whose attributes differ, added
+# or removed, compared by address inside the database (JSONB equality).
+_DIFF = """
+    SELECT k.version_id, k.against, o.id AS against_id, c.*
+    FROM unnest($1::uuid[], $2::bigint[]) AS k (version_id, against)
+    JOIN state_versions n ON n.id = k.version_id
+    LEFT JOIN state_versions o ON o.state_id = n.state_id AND o.serial = k.against
+    LEFT JOIN LATERAL (
+        SELECT coalesce(a.address, b.address) COLLATE "C" AS address,
+               CASE WHEN b.id IS NULL THEN 'added' WHEN a.id IS NULL THEN 'removed'
+                    ELSE 'changed' END AS change,
+               b.attributes AS old_attributes, a.attributes AS new_attributes,
+               b.sensitive_attributes AS old_sensitive, a.sensitive_attributes AS new_sensitive
+        FROM (SELECT id, address, attributes, sensitive_attributes
+              FROM resources WHERE state_version_id = n.id) a
+        FULL JOIN (SELECT id, address, attributes, sensitive_attributes
+                   FROM resources WHERE state_version_id = o.id) b ON a.address = b.address
+        WHERE a.id IS NULL OR b.id IS NULL OR a.attributes IS DISTINCT FROM b.attributes
+    ) c ON o.id IS NOT NULL
+    ORDER BY k.version_id, k.against, c.address"""
+
+
+async def diff_versions(
+    conn: asyncpg.Connection, keys: list[tuple[UUID, int]]
+) -> dict[tuple[UUID, int], VersionDiff | NotFound]:
+    """Diffs of (version id, against serial) pairs; NotFound for a serial the state lacks."""
+    records = await conn.fetch(
+        _DIFF, [version_id for version_id, _ in keys], [against for _, against in keys]
+    )
+    diffs: dict[tuple[UUID, int], VersionDiff | NotFound] = {}
+    for record in records:
+        key = (record["version_id"], record["against"])
+        if record["against_id"] is None:
+            diffs[key] = NotFound(f"the state has no version at serial {record['against']}")
+            continue
+        diff = diffs.setdefault(key, VersionDiff(record["against"], [], [], []))
+        assert isinstance(diff, VersionDiff)
+        if record["change"] == "added":
+            diff.added.append(record["address"])
+        elif record["change"] == "removed":
+            diff.removed.append(record["address"])
+        elif record["change"] == "changed":
+            sensitive = sensitive_paths(record["old_sensitive"]) + sensitive_paths(
+                record["new_sensitive"]
+            )
+            changes = attribute_changes(
+                record["old_attributes"], record["new_attributes"], sensitive
+            )
+            diff.changed.append(ResourceChange(record["address"], changes))
+    return diffs
+
+
+def attribute_changes(old: Any, new: Any, sensitive: list[Path]) -> list[AttributeChange]:
+    """The leaf paths where `old` and `new` differ (objects by key, same-length lists by
+    index, anything else as a whole); values at or around a sensitive path are withheld."""
+    found: list[tuple[Path, Any, Any]] = []
+    _walk(old, new, (), found)
+    return [
+        AttributeChange(path, None, None, True)
+        if overlaps(path, sensitive)
+        else AttributeChange(path, _present(a), _present(b), False)
+        for path, a, b in found
+    ]
+
+
+def _walk(old: Any, new: Any, path: Path, found: list[tuple[Path, Any, Any]]) -> None:
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in sorted(old.keys() | new.keys()):
+            _walk(old.get(key, _MISSING), new.get(key, _MISSING), (*path, key), found)
+    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for index, (a, b) in enumerate(zip(old, new, strict=True)):
+            _walk(a, b, (*path, str(index)), found)
+    elif isinstance(old, bool) != isinstance(new, bool) or old != new:
+        found.append((path, old, new))
+
+
+def _present(value: Any) -> Any:
+    return None if value is _MISSING else value

@@ -1,0 +1,204 @@
+"""Resource listing and search: current versions of all states, or given versions."""
+
+import enum
+from collections.abc import Sequence
+from dataclasses import astuple, dataclass
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from app.graph.errors import BadInput, NotFound
+from app.graph.paging import ALL, Keyset, Page, paged_sql, pages_by_owner, single_page
+from app.graph.queries import STATE_COLUMNS, VERSION_COLUMNS
+from app.graph.sensitive import sensitive_paths, withhold
+
+
+class Mode(enum.Enum):
+    MANAGED = "managed"
+    DATA = "data"
+
+
+@dataclass(frozen=True)
+class ResourceFilter:
+    state: str | None = None
+    type: str | None = None
+    provider: str | None = None
+    module: str | None = None  # "" is the root module
+    mode: Mode | None = None
+    address: str | None = None
+    address_prefix: str | None = None
+    attributes: Any = None  # a JSON object the attributes must contain (`@>`, GIN)
+
+    def __hash__(self) -> int:
+        # Keys of per-request loaders; the attributes (a dict) only take part in equality.
+        return hash(astuple(self)[:-1])
+
+
+NO_FILTER = ResourceFilter()
+
+# The columns of a resource row, with its version's and state's (see queries.py).
+RESOURCE_COLUMNS = f"""r.id, r.address, r.mode, r.type, r.name, r.provider, r.module_path,
+    r.each, r.index_key, r.deposed, r.status, r.attributes, r.sensitive_attributes,
+    {VERSION_COLUMNS}, {STATE_COLUMNS}"""
+# Joins a page `p` (with an `id` column) to RESOURCE_COLUMNS.
+RESOURCE_JOINS = """LEFT JOIN resources r ON r.id = p.id
+    LEFT JOIN state_versions v ON v.id = r.state_version_id
+    LEFT JOIN states s ON s.id = v.state_id"""
+# The current version of every state (the `state_versions (state_id, serial DESC)` index).
+CURRENT_SCOPE = """states s
+    CROSS JOIN LATERAL (SELECT id, state_id FROM state_versions
+                        WHERE state_id = s.id ORDER BY serial DESC LIMIT 1) v
+    JOIN resources r ON r.state_version_id = v.id"""
+VERSION_SCOPE = """resources r JOIN state_versions v ON v.id = r.state_version_id
+    JOIN states s ON s.id = v.state_id"""
+
+RESOURCE_KEY = Keyset(("state_name", "address"), (str, str))
+
+
+class Params(list[Any]):
+    """Positional SQL parameters of a statement built from optional parts."""
+
+    def __call__(self, value: Any) -> str:
+        self.append(value)
+        return f"${len(self)}"
+
+
+def filter_conditions(f: ResourceFilter, arg: Params) -> str:
+    """SQL conditions on `r` and `s` for a filter (`true` for none)."""
+    conditions = []
+    if f.state is not None:
+        conditions.append(f"s.name = {arg(f.state)}")
+    if f.type is not None:
+        conditions.append(f"r.type = {arg(f.type)}")
+    if f.provider is not None:
+        conditions.append(f"r.provider = {arg(f.provider)}")
+    if f.module == "":
+        conditions.append("r.module_path IS NULL")
+    elif f.module is not None:
+        conditions.append(f"r.module_path = {arg(f.module)}")
+    if f.mode is not None:
+        conditions.append(f"r.mode = {arg(f.mode.value)}")
+    if f.address is not None:
+        conditions.append(f"r.address = {arg(f.address)}")
+    if f.address_prefix is not None:
+        conditions.append(f"starts_with(r.address, {arg(f.address_prefix)})")
+    if f.attributes is not None:
+        if not isinstance(f.attributes, dict):
+            raise BadInput(
+                "the attributes filter must be a JSON object (the attributes must contain it)",
+                {"attributes": f.attributes},
+            )
+        conditions.append(f"r.attributes @> {arg(f.attributes)}::jsonb")
+    return " AND ".join(conditions) or "true"
+
+
+async def _resources(
+    conn: asyncpg.Connection,
+    *,
+    owner: str,
+    scope: str,
+    where: str,
+    arg: Params,
+    f: ResourceFilter,
+    first: int,
+    after: tuple[str, str] | None,
+) -> list[asyncpg.Record]:
+    conditions = filter_conditions(f, arg)
+    cursor = f"(state_name, address) > ({arg(after[0])}, {arg(after[1])})" if after else "true"
+    sql = paged_sql(
+        f"""SELECT {owner} AS owner, r.id, s.name COLLATE "C" AS state_name,
+                   r.address COLLATE "C" AS address
+            FROM {scope} WHERE {where} AND {conditions}""",
+        order="state_name, address",
+        after=cursor,
+        limit=arg(first + 1),
+        select=RESOURCE_COLUMNS,
+        joins=RESOURCE_JOINS,
+    )
+    return await conn.fetch(sql, *arg)
+
+
+async def search_resources(
+    conn: asyncpg.Connection,
+    f: ResourceFilter = NO_FILTER,
+    *,
+    first: int,
+    after: tuple[str, str] | None = None,
+) -> Page[asyncpg.Record]:
+    """Resources of the current version of every state (or of `f.state`), by state and address."""
+    records = await _resources(
+        conn,
+        owner=str(ALL),
+        scope=CURRENT_SCOPE,
+        where="true",
+        arg=Params(),
+        f=f,
+        first=first,
+        after=after,
+    )
+    return single_page(records, first, RESOURCE_KEY)
+
+
+async def version_resources(
+    conn: asyncpg.Connection,
+    version_ids: list[UUID],
+    f: ResourceFilter = NO_FILTER,
+    *,
+    first: int,
+    after: tuple[str, str] | None = None,
+) -> dict[UUID, Page[asyncpg.Record]]:
+    """Each version's resources, by address."""
+    arg = Params()
+    records = await _resources(
+        conn,
+        owner="r.state_version_id",
+        scope=VERSION_SCOPE,
+        where=f"r.state_version_id = ANY({arg(version_ids)}::uuid[])",
+        arg=arg,
+        f=f,
+        first=first,
+        after=after,
+    )
+    return pages_by_owner(records, first, RESOURCE_KEY)
+
+
+async def resources_by_ids(conn: asyncpg.Connection, ids: list[UUID]) -> dict[UUID, asyncpg.Record]:
+    records = await conn.fetch(
+        f"SELECT {RESOURCE_COLUMNS} FROM {VERSION_SCOPE} WHERE r.id = ANY($1::uuid[])", ids
+    )
+    return {r["id"]: r for r in records}
+
+
+async def find_resource(
+    conn: asyncpg.Connection, state: str, address: str, serial: int | None = None
+) -> asyncpg.Record:
+    """The resource at `address` in state `state` (current version, or at `serial`)."""
+    record = await conn.fetchrow(
+        f"""SELECT {RESOURCE_COLUMNS} FROM {VERSION_SCOPE}
+            WHERE v.id = (SELECT v2.id FROM states s2 JOIN state_versions v2 ON v2.state_id = s2.id
+                          WHERE s2.name = $1 AND ($3::bigint IS NULL OR v2.serial = $3)
+                          ORDER BY v2.serial DESC LIMIT 1)
+              AND r.address = $2""",
+        state,
+        address,
+        serial,
+    )
+    if record is None:
+        at = f" at serial {serial}" if serial is not None else ""
+        raise NotFound(f"no resource {address!r} in state {state!r}{at}")
+    return record
+
+
+def attribute_value(attributes: Any, sensitive_attributes: Any, path: Sequence[str] = ()) -> Any:
+    """The attributes, or the value at `path` (object keys; list indexes as strings), with
+    the values Terraform marks sensitive withheld (null); null where the path leads nowhere."""
+    value = withhold(attributes, sensitive_paths(sensitive_attributes))
+    for key in path:
+        if isinstance(value, dict):
+            value = value.get(key)
+        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        else:
+            return None
+    return value

@@ -1,0 +1,85 @@
+"""The number of SQL statements a query runs does not grow with the items it returns
+(pinned per operation, the way saleor does)."""
+
+from app.graph.store import write_version
+from tests.api.conftest import gql
+from tests.graph.states import resource, state
+
+LIST = """query($first: Int!) {
+  resources(first: $first, filter: {state: "big"}) {
+    totalCount
+    edges { node {
+      address
+      state { name kind }
+      version { serial }
+      dependencies { totalCount edges { node { address } } }
+      dependents { totalCount edges { node { address state { name } } } }
+    } }
+  }
+}"""
+
+DEEP = """query($first: Int!) {
+  states { edges { node {
+    name lock { id }
+    currentVersion { serial resourceCount outputs { name }
+      resources(first: $first, filter: {type: "aws_instance"}) { edges { node {
+        address
+        blastRadius(maxDepth: 3) { totalCount edges { node { depth path resource { address } } } }
+        dependents { edges { node { dependencies { totalCount } } } }
+      } } }
+    }
+    versions { edges { node { serial diff(against: 1) { added } } } }
+    events(first: 2) { edges { node { action } } }
+  } } }
+}"""
+
+
+def _web(count: int, serial: int = 1, *, eips: bool = False) -> bytes:
+    """`count` instances, each depending on a VPC and on a shared security group
+    (with `eips`: and as many addresses, each depending on all the instances)."""
+    return state(
+        [
+            resource("aws_vpc", "main"),
+            resource("aws_security_group", "sg", depends_on=["aws_vpc.main"]),
+            resource(
+                "aws_instance",
+                "web",
+                keys=list(range(count)),
+                depends_on=["aws_vpc.main", "aws_security_group.sg"],
+            ),
+            *[resource("aws_eip", "ip", keys=list(range(count)), depends_on=["aws_instance.web"])]
+            * eips,
+        ],
+        serial=serial,
+    )
+
+
+async def _count(client, statements, query: str, first: int) -> int:
+    statements.statements.clear()
+    data = await gql(client, query, {"first": first})
+    assert data
+    return len(statements.statements)
+
+
+async def test_listing_500_resources_runs_as_many_statements_as_listing_5(
+    client, conn, statements
+) -> None:
+    await write_version(conn, "big", _web(498), actor="test")
+    data = await gql(client, LIST, {"first": 500})
+    edges = data["resources"]["edges"]
+    assert len(edges) == 500
+    vpc = next(e["node"] for e in edges if e["node"]["address"] == "aws_vpc.main")
+    assert vpc["dependents"]["totalCount"] == 499 and len(vpc["dependents"]["edges"]) == 100
+    # one statement for the page, one per nested list; state and version come with the rows
+    assert await _count(client, statements, LIST, 5) == 3
+    assert await _count(client, statements, LIST, 500) == 3
+
+
+async def test_a_deep_query_runs_a_fixed_number_of_statements(client, conn, statements) -> None:
+    for name in ("a", "b", "c"):
+        await write_version(conn, name, _web(3, eips=True), actor="test")
+        await write_version(conn, name, _web(12, serial=2, eips=True), actor="test")
+    # states, lock, currentVersion, resourceCount, outputs, resources, blastRadius,
+    # dependents, their dependencies, versions, diff, events
+    assert await _count(client, statements, DEEP, 1) == 12
+    assert await _count(client, statements, DEEP, 12) == 12

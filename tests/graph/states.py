@@ -1,0 +1,91 @@
+"""Build real Terraform v4 state documents for tests."""
+
+import json
+from typing import Any
+
+AWS = 'provider["registry.terraform.io/hashicorp/aws"]'
+BUILTIN = 'provider["terraform.io/builtin/terraform"]'
+
+
+def resource(
+    rtype: str,
+    name: str,
+    *,
+    attributes: dict[str, Any] | None = None,
+    depends_on: list[str] | tuple[str, ...] = (),
+    module: str | None = None,
+    mode: str = "managed",
+    provider: str = AWS,
+    keys: list[int] | list[str] | None = None,
+    sensitive: list[list[dict[str, Any]]] | None = None,
+) -> dict[str, Any]:
+    """One resource; `keys` makes count (ints) or for_each (strings) instances,
+    `depends_on` names resources by config address (`aws_vpc.main`)."""
+
+    def instance(key: int | str | None) -> dict[str, Any]:
+        obj: dict[str, Any] = {"schema_version": 0, "attributes": attributes or {}}
+        if key is not None:
+            obj["index_key"] = key
+        if sensitive:
+            obj["sensitive_attributes"] = sensitive
+        if depends_on:
+            obj["dependencies"] = list(depends_on)
+        return obj
+
+    res: dict[str, Any] = {"mode": mode, "type": rtype, "name": name, "provider": provider}
+    if module:
+        res["module"] = module
+    if keys is not None:
+        res["each"] = "list" if all(isinstance(k, int) for k in keys) else "map"
+    res["instances"] = [instance(k) for k in keys] if keys is not None else [instance(None)]
+    return res
+
+
+def state(
+    resources: list[dict[str, Any]],
+    *,
+    serial: int = 1,
+    lineage: str = "lineage-1",
+    outputs: dict[str, Any] | None = None,
+) -> bytes:
+    return json.dumps(
+        {
+            "version": 4,
+            "terraform_version": "1.15.5",
+            "serial": serial,
+            "lineage": lineage,
+            "outputs": outputs or {},
+            "resources": resources,
+        }
+    ).encode()
+
+
+def chain_graph() -> bytes:
+    """The blast-radius fixture, resources named by letter (`terraform_data.<x>`).
+
+    A diamond: b and c depend on r, d on b and c. A cycle: e depends on d,
+    f on e, d on f. A 12-deep chain: k01 depends on r, k02 on k01, ... k12 on k11.
+    """
+    deps: dict[str, list[str]] = {
+        "r": [],
+        "b": ["r"],
+        "c": ["r"],
+        "d": ["b", "c", "f"],
+        "e": ["d"],
+        "f": ["e"],
+        "k01": ["r"],
+    }
+    for i in range(2, 13):
+        deps[f"k{i:02d}"] = [f"k{i - 1:02d}"]
+    return state(
+        [
+            resource(
+                "terraform_data",
+                name,
+                provider=BUILTIN,
+                attributes={"input": name},
+                depends_on=[f"terraform_data.{d}" for d in targets],
+            )
+            for name, targets in deps.items()
+        ]
+    )
