@@ -323,3 +323,16 @@ async def list_records_by_key(
             {"id": str(row["id"]), "values": row["values"], "created_at": row["created_at"]}
         )
     return out
+
+
+async def find_records(
+    conn: asyncpg.Connection, table_id: Any, values: Mapping[str, Any]
+) -> list[str]:
+    """IDs of the table's records holding these values (by column key), at most two:
+    enough to tell none, one and several apart."""
+    rows = await conn.fetch(
+        """SELECT id FROM records WHERE table_id = $1 AND "values" @> $2 ORDER BY seq LIMIT 2""",
+        _uuid(table_id),
+        dict(values),
+    )
+    return [str(r["id"]) for r in rows]

@@ -5,7 +5,7 @@ Writers of a table's columns or records hold its row (lock_table) for the
 transaction, so a record is always checked against the columns it is stored with.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import asyncpg
@@ -128,4 +128,29 @@ async def sync_column_mapping(conn: asyncpg.Connection, table_id: Any) -> None:
                 FROM columns WHERE table_id = $1))
            WHERE id = $1""",
         store.row_id(TABLE, table_id),
+    )
+
+
+async def mark_managed(
+    conn: asyncpg.Connection, system: str, managed: Sequence[tuple[str, str]]
+) -> None:
+    """IaC tag sync: each (table ID, ref) managed by `system` carries the tag `system:S`
+    and settings.iac = {system, ref}. IDs of tables that no longer exist are skipped
+    (a table deleted elsewhere must not fail an apply)."""
+    if not managed:
+        return
+    ids, refs = zip(*managed, strict=True)
+    await conn.execute(
+        """UPDATE tables t
+           SET tags = CASE WHEN $1 = ANY(t.tags) THEN t.tags ELSE t.tags || $1 END,
+               settings = jsonb_set(t.settings, '{iac}',
+                                    jsonb_build_object('system', $2::text, 'ref', m.ref))
+           FROM unnest($3::uuid[], $4::text[]) AS m(id, ref)
+           WHERE t.id = m.id
+             AND NOT ($1 = ANY(t.tags) AND t.settings -> 'iac' IS NOT DISTINCT FROM
+                      jsonb_build_object('system', $2::text, 'ref', m.ref))""",
+        f"system:{system}",
+        system,
+        list(ids),
+        list(refs),
     )

@@ -1,0 +1,216 @@
+"""Carrying out a plan's steps on the live catalog (inside the caller's transaction).
+
+Order (iac.md, "Apply"): deletes in reverse dependency order, then creates, moves,
+adoptions and updates in dependency order (tables, columns, ..., public reads), then
+records, then the state rows; orphaned rows are dropped from state before the tag
+sync, and the sync skips tables that no longer exist.
+"""
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import asyncpg
+
+from app.catalog import records as catalog_records
+from app.catalog import resources, tables
+from app.graph.errors import BadInput
+from app.iac.document import qualify
+from app.iac.fields import system_tag
+from app.iac.plan import KIND_ORDER, Plan, RecordStep, Step, last_applied
+from app.iac.state import StateRow, replace_rows
+from app.jsonutil import dumps
+
+_RANK = {kind: rank for rank, kind in enumerate(KIND_ORDER)}
+
+
+class _Ids:
+    """Qualified ref -> live ID, as this apply goes (state, then bound, then created)."""
+
+    def __init__(self, system: str, rows: Sequence[StateRow], steps: Sequence[Step]) -> None:
+        self.system = system
+        self.ids = {(r.resource_type, r.ref): r.resource_id for r in rows}
+        for step in steps:
+            if step.live_id is not None and step.action != "delete":
+                self.ids[(step.kind, step.ref)] = step.live_id
+
+    def get(self, kind: str, qualified: str) -> str:
+        try:
+            return self.ids[(kind, qualified)]
+        except KeyError:
+            raise BadInput(f"{kind} {qualified} is not declared and not managed") from None
+
+    def column(self, table: str, ref: str) -> str:
+        return self.get("column", qualify("column", ref, table))
+
+
+def _catalog_fields(step: Step, fields: Mapping[str, Any], ids: _Ids) -> dict[str, Any]:
+    """Authored fields (refs) -> the catalog's (IDs)."""
+    line = step.line
+    assert line is not None
+    out = dict(fields)
+    table = line.table or ""
+    if "options" in out and isinstance(out["options"], dict) and "target" in out["options"]:
+        options = dict(out["options"])
+        options["table"] = ids.get("table", options.pop("target"))
+        out["options"] = options
+    if step.kind == "view" and "columns" in out:
+        out["columns"] = [ids.column(table, c) for c in out["columns"]]
+    if step.kind == "insight_selection" and "tables" in out:
+        out["tables"] = [ids.get("table", t) for t in out["tables"]]
+    if step.kind == "public_read" and "view" in out:
+        view = out["view"]
+        out["view"] = ids.get("view", qualify("view", view, table)) if view else None
+    if step.kind == "table" and "tags" in out:
+        out["tags"] = [*out["tags"], system_tag(ids.system)]
+    return out
+
+
+async def _create(conn: asyncpg.Connection, scope_id: Any, step: Step, ids: _Ids) -> str:
+    line = step.line
+    assert line is not None
+    spec = _catalog_fields(step, step.writes, ids)
+    if step.kind == "grant":
+        spec["principal"] = line.ref
+    elif step.kind == "insight_selection":
+        spec["chatroom"] = line.chatroom
+    elif step.kind == "public_read":
+        spec["ref"] = line.ref
+    elif step.kind == "table":
+        spec.setdefault("tags", [system_tag(ids.system)])
+    if step.kind in ("table", "command", "insight_selection"):
+        parent = scope_id
+    else:
+        parent = ids.get("table", line.table or "")
+    if step.kind == "client_access":
+        created = await resources.set_client_access(conn, parent, spec)
+    else:
+        created = await resources.create(conn, step.kind, parent, spec)
+    return created["id"]
+
+
+async def _update(conn: asyncpg.Connection, step: Step, ids: _Ids) -> None:
+    if not step.writes:
+        return
+    fields = _catalog_fields(step, step.writes, ids)
+    assert step.live_id is not None
+    await resources.update(conn, step.kind, step.live_id, fields)
+
+
+def _table_id(step: Step, live_id: str, ids: _Ids) -> str | None:
+    if step.kind == "table":
+        return live_id
+    if step.kind in ("command", "insight_selection"):
+        return None
+    return ids.get("table", step.line.table or "") if step.line else step.table_id
+
+
+async def apply_plan(
+    conn: asyncpg.Connection, scope_id: Any, plan: Plan, rows: Sequence[StateRow]
+) -> list[StateRow]:
+    """Carry out `plan` (made from `rows`, this system's state); returns the state rows
+    of the system afterwards. The caller holds the transaction."""
+    own = [r for r in rows if r.system == plan.system]
+    ids = _Ids(plan.system, own, plan.steps)
+    deleted: set[tuple[str, str]] = set()
+    written: dict[tuple[str, str], StateRow] = {}
+    dead_tables: set[str] = set()
+
+    for step in sorted(
+        (s for s in plan.steps if s.action == "delete"), key=lambda s: -_RANK[s.kind]
+    ):
+        assert step.live_id is not None
+        await resources.delete(conn, step.kind, step.live_id)
+        if step.kind == "table":
+            dead_tables.add(step.live_id)
+        if step.row is not None:
+            deleted.add(step.row.key)
+        deleted.add((step.kind, step.ref))
+    for step in plan.steps:
+        if step.action == "orphaned" and step.row is not None:
+            deleted.add(step.row.key)
+
+    for step in sorted(plan.steps, key=lambda s: _RANK[s.kind]):
+        if step.action not in ("create", "update", "move", "adopt", "noop") or step.line is None:
+            continue
+        if step.line.absent:
+            continue
+        if step.action == "create":
+            live_id = await _create(conn, scope_id, step, ids)
+            ids.ids[(step.kind, step.ref)] = live_id
+        else:
+            assert step.live_id is not None
+            live_id = step.live_id
+            await _update(conn, step, ids)
+        remembered = last_applied(step)
+        if step.row is not None and step.row.key != (step.kind, step.ref):
+            deleted.add(step.row.key)  # a move: the old ref's row goes
+        unchanged = (
+            step.row is not None
+            and step.row.ref == step.ref
+            and step.row.resource_id == live_id
+            and dict(step.row.last_applied_spec) == remembered
+        )
+        if not unchanged:
+            row = StateRow(
+                plan.system, step.kind, step.ref, live_id, _table_id(step, live_id, ids), remembered
+            )
+            written[row.key] = row
+
+    await _insert_records(conn, plan, ids)
+
+    # Rows of sub-resources of deleted tables went with their tables.
+    deleted |= {r.key for r in own if r.table_id in dead_tables}
+    deleted -= set(written)
+    await replace_rows(conn, scope_id, plan.system, deleted, written.values())
+    after = {r.key: r for r in own if r.key not in deleted}
+    after.update(written)
+    # Orphans are gone from `after` before the tag sync; the sync skips dead tables.
+    managed_tables = [(r.resource_id, r.ref) for r in after.values() if r.resource_type == "table"]
+    await tables.mark_managed(conn, plan.system, managed_tables)
+    return sorted(after.values(), key=lambda r: (r.ref, r.resource_type))
+
+
+def _reference_targets(plan: Plan) -> dict[tuple[str, str], str]:
+    """(table ref, column ref) -> target table ref, for declared reference columns."""
+    out = {}
+    for step in plan.steps:
+        spec = step.line.spec if step.line is not None and step.kind == "column" else None
+        if spec and spec.get("type") == "reference":
+            out[(step.line.table or "", step.line.ref or "")] = spec["options"]["target"]
+    return out
+
+
+async def _insert_records(conn: asyncpg.Connection, plan: Plan, ids: _Ids) -> None:
+    """Insert the plan's records, table by table, referenced tables first. A reference
+    value may be the key of a record of the target table (`{"name": "Acme"}`, as export
+    writes it): it is resolved to that record's ID, among records live or just inserted."""
+    targets = _reference_targets(plan)
+    by_table: dict[str, list[RecordStep]] = {}
+    for record in plan.records:
+        by_table.setdefault(record.table, []).append(record)
+    referenced = {target for (table, _), target in targets.items() if table in by_table}
+    for table in sorted(by_table, key=lambda t: t not in referenced):
+        rows = []
+        for record in by_table[table]:
+            row = {}
+            for ref, value in record.values.items():
+                target = targets.get((table, ref))
+                if target is not None and isinstance(value, dict):
+                    value = await _record_id(conn, ids, target, value, record.line)
+                row[ids.column(table, ref).rsplit(":", 1)[1]] = value
+            rows.append(row)
+        await catalog_records.insert_records_by_key(conn, ids.get("table", table), rows)
+
+
+async def _record_id(
+    conn: asyncpg.Connection, ids: _Ids, table: str, key: Mapping[str, Any], line: int
+) -> str:
+    by_key = {ids.column(table, ref).rsplit(":", 1)[1]: value for ref, value in key.items()}
+    found = await catalog_records.find_records(conn, ids.get("table", table), by_key)
+    if len(found) != 1:
+        raise BadInput(
+            f"line {line} (record): the reference {dumps(key).decode()} matches "
+            f"{len(found)} records of table {table}, not one",
+            {"line": line, "table": table, "key": dict(key)},
+        )
+    return found[0]

@@ -1,0 +1,193 @@
+"""IaC state: one row per managed resource of a (scope, system), and its SQL.
+
+The persistent key is (scope, system, resource_type, ref); the planner works on one map
+per (scope, system) keyed by ref alone (`state_map`). Rows of different types sharing
+a ref are corruption: the map keeps one, says so, and every user of the map checks
+resource_type before acting on a row.
+"""
+
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import asyncpg
+
+log = logging.getLogger("infragraph.iac")
+
+PUBLIC_FIELDS = ("system", "resource_type", "ref", "resource_id", "table_id", "updated_at")
+_COLUMNS = (
+    "scope_id",
+    "system",
+    "resource_type",
+    "ref",
+    "resource_id",
+    "table_id",
+    "last_applied_spec",
+    "updated_at",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StateRow:
+    system: str
+    resource_type: str
+    ref: str
+    resource_id: str
+    table_id: str | None
+    last_applied_spec: Mapping[str, Any] = field(default_factory=dict)
+    updated_at: datetime | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.resource_type, self.ref)
+
+
+def is_secret(key: str) -> bool:
+    """Keys whose values never reach last_applied_spec (iac.md, decided)."""
+    return key in ("secret", "password", "token") or key.endswith("_secret")
+
+
+def strip_secrets(value: Any) -> Any:
+    """`value` without secret keys, at any depth."""
+    if isinstance(value, dict):
+        return {k: strip_secrets(v) for k, v in value.items() if not is_secret(k)}
+    if isinstance(value, list):
+        return [strip_secrets(v) for v in value]
+    return value
+
+
+def state_map(
+    rows: Iterable[StateRow], prefer: Mapping[str, str] | None = None
+) -> tuple[dict[str, StateRow], list[str]]:
+    """One system's rows keyed by ref, and a warning per ref that several types share.
+
+    The survivor of a collision is the row of the kind the document declares for that
+    ref (`prefer`: ref -> kind) if there is one, else the first by type name: a fixed
+    choice, but callers still check resource_type (nothing may rely on the survivor)."""
+    by_ref: dict[str, list[StateRow]] = {}
+    for row in rows:
+        by_ref.setdefault(row.ref, []).append(row)
+    out: dict[str, StateRow] = {}
+    warnings: list[str] = []
+    wanted = prefer or {}
+    for ref, group in by_ref.items():
+        group.sort(key=lambda r: (r.resource_type != wanted.get(ref), r.resource_type))
+        out[ref] = group[0]
+        if len(group) > 1:
+            types = ", ".join(r.resource_type for r in group)
+            message = (
+                f"corrupt IaC state: rows of types {types} share the ref {ref}; "
+                f"using the {group[0].resource_type} row and ignoring the others "
+                f"(release the wrong one)"
+            )
+            log.warning("system %s: %s", group[0].system, message)
+            warnings.append(message)
+    return out, warnings
+
+
+def _row(record: asyncpg.Record) -> StateRow:
+    table_id = record["table_id"]
+    return StateRow(
+        record["system"],
+        record["resource_type"],
+        record["ref"],
+        record["resource_id"],
+        str(table_id) if table_id is not None else None,
+        record["last_applied_spec"],
+        record["updated_at"],
+    )
+
+
+async def load_rows(conn: asyncpg.Connection, scope_id: Any) -> list[StateRow]:
+    """Every state row of a scope, all systems (claims of the others matter too)."""
+    records = await conn.fetch(
+        f"""SELECT {", ".join(_COLUMNS[1:])} FROM iac_state WHERE scope_id = $1
+            ORDER BY system, ref, resource_type""",
+        str(scope_id),
+    )
+    return [_row(r) for r in records]
+
+
+async def rows_of(conn: asyncpg.Connection, scope_id: Any, system: str | None) -> list[StateRow]:
+    """One system's rows (all systems' with None), by system then ref."""
+    records = await conn.fetch(
+        f"""SELECT {", ".join(_COLUMNS[1:])} FROM iac_state
+            WHERE scope_id = $1 AND ($2::text IS NULL OR system = $2)
+            ORDER BY system, ref, resource_type""",
+        str(scope_id),
+        system,
+    )
+    return [_row(r) for r in records]
+
+
+def public_view(row: StateRow) -> dict[str, Any]:
+    """Identity and time only: never last_applied_spec (iac.md, "State")."""
+    updated = row.updated_at.astimezone(UTC) if row.updated_at else None
+    return {
+        "system": row.system,
+        "resource_type": row.resource_type,
+        "ref": row.ref,
+        "resource_id": row.resource_id,
+        "table_id": row.table_id,
+        "updated_at": updated.strftime("%Y-%m-%dT%H:%M:%SZ") if updated else None,
+    }
+
+
+async def replace_rows(
+    conn: asyncpg.Connection,
+    scope_id: Any,
+    system: str,
+    deleted: Iterable[tuple[str, str]],
+    written: Iterable[StateRow],
+) -> None:
+    """Delete the rows of `deleted` and of `written` (type, ref), then COPY `written` in:
+    deleting first lets a resource change ref (a move) under the one-claim index."""
+    written = list(written)
+    keys = {*deleted, *(row.key for row in written)}
+    if keys:
+        types, refs = zip(*sorted(keys), strict=True)
+        await conn.execute(
+            """DELETE FROM iac_state s USING unnest($3::text[], $4::text[]) AS k(t, r)
+               WHERE s.scope_id = $1 AND s.system = $2 AND s.resource_type = k.t
+                 AND s.ref = k.r""",
+            str(scope_id),
+            system,
+            list(types),
+            list(refs),
+        )
+    if written:
+        now = await conn.fetchval("SELECT clock_timestamp()")
+        await conn.copy_records_to_table(
+            "iac_state",
+            columns=_COLUMNS,
+            records=[
+                (
+                    scope_id,
+                    system,
+                    row.resource_type,
+                    row.ref,
+                    row.resource_id,
+                    row.table_id,
+                    dict(row.last_applied_spec),
+                    now,
+                )
+                for row in written
+            ],
+        )
+
+
+async def release(
+    conn: asyncpg.Connection, scope_id: Any, system: str, refs: Iterable[str]
+) -> list[StateRow]:
+    """Forget these refs of `system` (every type): the live resources stay, unmanaged,
+    ready to be adopted by another system. Returns the released rows."""
+    records = await conn.fetch(
+        f"""DELETE FROM iac_state WHERE scope_id = $1 AND system = $2 AND ref = ANY($3::text[])
+            RETURNING {", ".join(_COLUMNS[1:])}""",
+        str(scope_id),
+        system,
+        sorted(set(refs)),
+    )
+    return sorted((_row(r) for r in records), key=lambda r: (r.ref, r.resource_type))
