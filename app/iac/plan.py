@@ -7,8 +7,9 @@ Each declared line is resolved to at most one live resource, in this order:
 2. a move: the row of `renamed_from`, or the row under the old ref of a renamed table;
 3. adoption by natural identity, when nothing in state binds it: a table by name, a
    column by name in its table, a grant by principal, the table's client access, a
-   public read by ref, an insight selection by chatroom. Rules, triggers, views and
-   commands have no natural identity and are created.
+   public read by ref, an insight selection by chatroom; kinds without a unique
+   identity by their declared fields (a rule by expression, a view or command by name,
+   a trigger by all its declared fields), the first free one in creation order.
 A live resource claimed by another system is never adopted: the plan is refused,
 naming that system (hand-over = release there, then adopt here).
 
@@ -29,9 +30,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from app.catalog.kinds import RESOURCE_KINDS
 from app.iac.document import Document, DocumentError, Line, LineError, _canonical, qualify
 from app.iac.fields import (
-    FIELDS,
     REQUIRED_ON_CREATE,
     RefIndex,
     authored_live,
@@ -42,19 +43,9 @@ from app.iac.fields import (
 )
 from app.iac.state import StateRow, state_map
 
-# Dependency order: parents before children (apply creates in this order, deletes in reverse).
-KIND_ORDER: Final = (
-    "table",
-    "column",
-    "rule",
-    "trigger",
-    "view",
-    "grant",
-    "client_access",
-    "command",
-    "insight_selection",
-    "public_read",
-)
+# Dependency order, parents before children (the catalog's order): apply creates in
+# this order and deletes in reverse.
+KIND_ORDER: Final = tuple(RESOURCE_KINDS)
 ACTIONS: Final = (
     "create",
     "update",
@@ -163,6 +154,17 @@ class Live:
         return found if found is not None and found["kind"] == kind else None
 
 
+# Kinds whose live resources have no unique identity: an unmanaged one is adopted when
+# these declared fields equal its own (all declared fields for a trigger), so that an
+# exported document planned back into its scope adopts instead of duplicating.
+_WEAK_IDENTITY: Final[dict[str, tuple[str, ...] | None]] = {
+    "rule": ("expression",),
+    "view": ("name",),
+    "command": ("name",),
+    "trigger": None,
+}
+
+
 def _identity_matches(line: Line, desired: Mapping[str, Any], candidate: Mapping[str, Any]) -> bool:
     match line.kind:
         case "table" | "column":
@@ -175,7 +177,8 @@ def _identity_matches(line: Line, desired: Mapping[str, Any], candidate: Mapping
             return candidate["ref"] == line.ref
         case "insight_selection":
             return candidate["chatroom"] == line.chatroom
-    return False
+    names = _WEAK_IDENTITY[line.kind] or tuple(desired)
+    return bool(names) and all(n in desired and same(desired[n], candidate[n]) for n in names)
 
 
 class _Planner:
@@ -202,6 +205,7 @@ class _Planner:
         self.steps: list[Step] = []
         self.actions: list[Action] = []
         self.used_rows: set[tuple[str, str]] = set()
+        self.adopted: set[str] = set()  # live IDs adopted by a line of this plan
         self.bound: dict[str, str] = {}  # qualified ref -> live ID (resolved lines)
         self.table_ids: dict[str, str | None] = {}  # table ref -> live table ID (None: created)
         self.moved_tables: dict[str, str] = {}  # new table ref -> old table ref
@@ -242,14 +246,20 @@ class _Planner:
         return self.live.children.get((parent, line.kind), []) if parent else []
 
     def _adoptable(self, line: Line, desired: Mapping[str, Any]) -> Mapping[str, Any] | None:
-        if line.kind in ("rule", "trigger", "view", "command"):
-            return None
         if line.kind == "table" and "name" not in (line.spec or {}):
             return None
-        matches = [c for c in self._candidates(line) if _identity_matches(line, desired, c)]
+        matches = [
+            c
+            for c in self._candidates(line)
+            if c["id"] not in self.adopted and _identity_matches(line, desired, c)
+        ]
         for candidate in matches:
             self.read[candidate["id"]] = candidate
         free = [c for c in matches if c["id"] not in self.claims]
+        if line.kind in _WEAK_IDENTITY:  # no unique identity: the first free one, or none
+            if free:
+                self.adopted.add(free[0]["id"])
+            return free[0] if free else None
         for candidate in matches:
             holder = self.claims.get(candidate["id"])
             if holder is None:
@@ -272,6 +282,8 @@ class _Planner:
         if len(free) > 1:
             self._error(line, f"{len(free)} live {line.kind}s match; adopting one is ambiguous")
             return None
+        if free:
+            self.adopted.add(free[0]["id"])
         return free[0] if free else None
 
     def _moved_row(self, line: Line) -> tuple[str | None, StateRow | None]:
@@ -638,6 +650,3 @@ def record_tables(
 def last_applied(step: Step) -> dict[str, Any]:
     """The state's memory of a step's declaration (secrets removed)."""
     return last_applied_of(step.desired)
-
-
-__all__ = ["FIELDS", "Plan", "PlanError", "make_plan", "record_tables"]

@@ -82,8 +82,7 @@ async def apply(
         if fresh.hash != plan_hash:
             raise StalePlan(
                 "the plan is stale: the document, the state or the live resources changed "
-                "since it was made (plan again and review)",
-                {"hash": fresh.hash},
+                "since it was made (plan again and review)"
             )
         after = await apply_plan(conn, scope_id, fresh, rows)
         name = state_name(scope, doc.system)

@@ -51,3 +51,17 @@ async def test_export_plan_apply_plan_again_into_a_new_scope(conn) -> None:
 
     # and the document exported from the copy is the same document
     assert await service.export(conn, "crm-copy", "crm") == document
+
+
+async def test_an_export_planned_back_into_its_own_scope_adopts_everything(conn) -> None:
+    await build_crm(conn, "crm")
+    document = await service.export(conn, "crm", "crm")
+    plan = await service.plan(conn, "crm", document)
+    assert {a.action for a in plan.actions if a.kind != "record"} == {"adopt"}
+    assert {a.action for a in plan.actions if a.kind == "record"} == {"skip"}
+    assert all(not a.changes for a in plan.actions)
+    before = await conn.fetchval("SELECT count(*) FROM tables")
+    await service.apply(conn, "crm", document, plan.hash, actor="test")
+    assert await conn.fetchval("SELECT count(*) FROM tables") == before
+    again = await service.plan(conn, "crm", document)
+    assert not again.changes_anything
