@@ -1,4 +1,4 @@
-"""The `infragraph` command: serve, migrate, import, export."""
+"""The `infragraph` command: serve, migrate, import, export; IaC plan, apply, export-iac."""
 
 import argparse
 import asyncio
@@ -14,6 +14,9 @@ from app import db, jsonutil
 from app.config import Settings
 from app.graph.errors import GraphError
 from app.graph.store import export_state, write_version
+from app.iac import service
+from app.iac.document import LineError
+from app.iac.plan import Plan
 from app.tfstate import StateError, parse_state
 
 CLI_ACTOR = "cli"
@@ -77,6 +80,73 @@ async def export(settings: Settings, name: str, serial: int | None) -> None:
     sys.stdout.buffer.write(jsonutil.dumps(document, indent=True))
 
 
+def _read_document(file: str) -> bytes:
+    return sys.stdin.buffer.read() if file == "-" else _read_file(Path(file))
+
+
+def _json(value: Any) -> str:
+    return jsonutil.dumps(value).decode()
+
+
+def _counts(summary: dict[str, int]) -> str:
+    return ", ".join(f"{action} {n}" for action, n in summary.items())
+
+
+def render_plan(plan: Plan) -> str:
+    """The plan for a reviewer: summary, each action that changes something with its
+    fields (noop and skip are only counted), warnings, and the hash to apply last."""
+    lines = [f"system: {plan.system}", f"summary: {_counts(plan.summary)}"]
+    for action in plan.actions:
+        if action.action in ("noop", "skip"):
+            continue
+        where = f" (line {action.line})" if action.line is not None else ""
+        why = f": {action.reason}" if action.reason else ""
+        lines.append(f"  {action.action} {action.kind} {action.ref}{where}{why}")
+        lines += [
+            f"      {c.field}: desired {_json(c.desired)}, last applied {_json(c.last_applied)}, "
+            f"live {_json(c.live)} ({c.reason})"
+            for c in action.changes
+        ]
+    lines += [f"warning: {warning}" for warning in plan.warnings]
+    lines.append(f"hash: {plan.hash}")
+    return "\n".join(lines) + "\n"
+
+
+async def plan(settings: Settings, scope: str, file: str) -> None:
+    document = _read_document(file)
+
+    async def work(conn: asyncpg.Connection) -> Plan:
+        return await service.plan(conn, scope, document)
+
+    sys.stdout.write(render_plan(await _with_conn(settings, work)))
+
+
+async def apply(settings: Settings, scope: str, plan_hash: str, file: str) -> None:
+    document = _read_document(file)
+
+    async def work(conn: asyncpg.Connection) -> service.Applied:
+        return await service.apply(conn, scope, document, plan_hash, actor=CLI_ACTOR)
+
+    applied = await _with_conn(settings, work)
+    print(f"applied: {applied.state_name} serial {applied.serial}")
+    print(f"summary: {_counts(applied.summary)}")
+
+
+async def export_iac(settings: Settings, scope: str, system: str) -> None:
+    async def work(conn: asyncpg.Connection) -> bytes:
+        return await service.export(conn, scope, system)
+
+    sys.stdout.buffer.write(await _with_conn(settings, work))
+
+
+def _error_lines(exc: GraphError) -> list[str]:
+    """The message, and an invalid document's errors one per line."""
+    errors = exc.detail.get("errors") if isinstance(exc.detail, dict) else None
+    if not errors:
+        return [exc.message]
+    return [exc.message.splitlines()[0], *(str(LineError(**e)) for e in errors)]
+
+
 async def _nothing(conn: asyncpg.Connection) -> None:
     return None
 
@@ -104,6 +174,16 @@ def _parser() -> argparse.ArgumentParser:
     exp = commands.add_parser("export", help="print a state rendered from its normalized rows")
     exp.add_argument("name")
     exp.add_argument("--serial", type=int)
+    pln = commands.add_parser("plan", help="show what applying an IaC document would change")
+    pln.add_argument("--scope", required=True, help="the scope's slug")
+    pln.add_argument("file", help="the JSONL document; - for stdin")
+    apl = commands.add_parser("apply", help="apply an IaC document whose plan was reviewed")
+    apl.add_argument("--scope", required=True, help="the scope's slug")
+    apl.add_argument("--hash", required=True, help="the hash the reviewed plan printed")
+    apl.add_argument("file", help="the JSONL document; - for stdin")
+    exi = commands.add_parser("export-iac", help="print a system's resources as an IaC document")
+    exi.add_argument("--scope", required=True, help="the scope's slug")
+    exi.add_argument("--system", required=True)
     return parser
 
 
@@ -121,7 +201,17 @@ def main(argv: list[str] | None = None) -> int:
             asyncio.run(import_state(settings, args.name, args.file))
         elif args.command == "export":
             asyncio.run(export(settings, args.name, args.serial))
-    except (StateError, GraphError, OSError) as exc:
+        elif args.command == "plan":
+            asyncio.run(plan(settings, args.scope, args.file))
+        elif args.command == "apply":
+            asyncio.run(apply(settings, args.scope, args.hash, args.file))
+        elif args.command == "export-iac":
+            asyncio.run(export_iac(settings, args.scope, args.system))
+    except GraphError as exc:
+        for line in _error_lines(exc):
+            print(f"infragraph: {line}", file=sys.stderr)
+        return 1
+    except (StateError, OSError) as exc:
         print(f"infragraph: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -13,6 +13,7 @@ from starlette.routing import Route
 
 from app import db
 from app.api.app import graphql_route
+from app.api.iac.routes import routes as iac_routes
 from app.auth import AuthMiddleware
 from app.backend.routes import routes as backend_routes
 from app.config import Settings
@@ -50,7 +51,12 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             await pool.close()
 
     app = Starlette(
-        routes=[Route("/healthz", healthz), *backend_routes(), graphql_route(settings)],
+        routes=[
+            Route("/healthz", healthz),
+            *backend_routes(),
+            *iac_routes(),
+            graphql_route(settings),
+        ],
         middleware=[Middleware(AuthMiddleware, tokens=settings.api_tokens)],
         lifespan=lifespan,
     )

@@ -11,16 +11,18 @@ from app.api.catalog.mutations import CatalogMutation
 from app.api.catalog.queries import CatalogQuery
 from app.api.errors import log_unexpected
 from app.api.graph.queries import GraphQuery
+from app.api.iac.mutations import IacMutation
+from app.api.iac.queries import IacQuery
 from app.api.limits import EXTENSIONS
 
 
 @strawberry.type
-class Query(GraphQuery, CatalogQuery):
+class Query(GraphQuery, CatalogQuery, IacQuery):
     pass
 
 
 @strawberry.type
-class Mutation(CatalogMutation):
+class Mutation(CatalogMutation, IacMutation):
     pass
 
 

@@ -1,0 +1,1 @@
+"""IaC over GraphQL and REST: plan, apply, the public state view, export."""

@@ -1,0 +1,31 @@
+"""GET /scopes/{scope}/tables/iac/state[?system=crm]: the public IaC state view as JSON.
+
+A list of {system, resource_type, ref, resource_id, table_id, updated_at}, never the
+last-applied spec (iac.md, "State"); an unknown scope is a 404 JSON error.
+"""
+
+import asyncpg
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from app.backend.responses import Unavailable, error_response, json_response
+from app.graph.errors import GraphError
+from app.iac import service
+
+
+async def iac_state(request: Request) -> Response:
+    pool: asyncpg.Pool = request.app.state.pool
+    system = request.query_params.get("system") or None
+    try:
+        async with pool.acquire() as conn:
+            rows = await service.state(conn, request.path_params["scope"], system)
+    except GraphError as exc:
+        return error_response(exc)
+    except asyncpg.QueryCanceledError as exc:
+        return error_response(Unavailable(f"the database gave up: {exc}; retry"))
+    return json_response(rows)
+
+
+def routes() -> list[Route]:
+    return [Route("/scopes/{scope}/tables/iac/state", iac_state, methods=["GET"])]
