@@ -408,3 +408,23 @@ async def test_plans_are_deterministic(conn, crm) -> None:
     first = await service.plan(conn, "crm", doc(*BASE))
     second = await service.plan(conn, "crm", doc(*BASE))
     assert first == second and first.hash == second.hash
+
+
+async def test_secrets_reach_live_but_never_the_state(conn, crm) -> None:
+    settings = {"color": "red", "webhook": {"url": "https://x.test", "token": "s3cr3t"}}
+    secret = {**CONTACTS, "spec": {**CONTACTS["spec"], "settings": settings}}
+    await plan_and_apply(conn, [HEADER, secret, EMAIL])
+    rows = await state_rows(conn)
+    assert (await live(conn))[rows["contacts"]["resource_id"]]["settings"]["webhook"] == {
+        "url": "https://x.test",
+        "token": "s3cr3t",
+    }
+    remembered = await applied_spec(conn, "contacts")
+    assert remembered["settings"] == {"color": "red", "webhook": {"url": "https://x.test"}}
+    assert (
+        await conn.fetchval(
+            "SELECT count(*) FROM iac_state WHERE last_applied_spec::text LIKE '%s3cr3t%'"
+        )
+        == 0
+    )
+    assert not (await service.plan(conn, "crm", doc(HEADER, secret, EMAIL))).changes_anything
