@@ -52,10 +52,15 @@ def gc_paused() -> Iterator[None]:
         gc.enable()
 
 
+def has_long_digit_run(raw: bytes) -> bool:
+    """Whether `raw` holds 19+ ASCII digits in a row: a number orjson may not read exactly."""
+    return _LONG_RUN in raw.translate(_DIGITS_ONLY)
+
+
 def loads(data: bytes | str) -> Any:
     """Parse JSON; integers of any size keep their exact value."""
     raw = data.encode() if isinstance(data, str) else data
-    parse = json.loads if _LONG_RUN in raw.translate(_DIGITS_ONLY) else orjson.loads
+    parse = json.loads if has_long_digit_run(raw) else orjson.loads
     if len(raw) < _NO_GC_ABOVE:
         return parse(raw)
     with gc_paused():

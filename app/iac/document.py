@@ -56,7 +56,7 @@ from typing import Any, Final
 
 import orjson
 
-from app.jsonutil import gc_paused
+from app.jsonutil import gc_paused, has_long_digit_run
 
 DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
 MAX_BYTES_ENV: Final = "INFRAGRAPH_MAX_DOCUMENT_BYTES"
@@ -77,7 +77,6 @@ COMMAND_REF: Final = re.compile(r"[a-z][a-z0-9_-]*")
 SYSTEM: Final = re.compile(r"[a-z][a-z0-9_-]*")
 PRINCIPAL: Final = re.compile(r"[A-Za-z][A-Za-z0-9_.:-]*")
 _UUID: Final = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
-_LONG_DIGITS: Final = re.compile(rb"\d{19}")
 _BOM: Final = b"\xef\xbb\xbf"
 
 
@@ -209,9 +208,10 @@ def _show(value: Any) -> str:
 
 
 @functools.lru_cache(maxsize=8192)
-def _matches(pattern: re.Pattern[str], value: str) -> bool:
-    """Refs repeat on many lines (table and column refs): match each one once."""
-    return pattern.fullmatch(value) is not None
+def _matches(pattern: str, value: str) -> bool:
+    """Refs repeat on many lines (table and column refs): match each one once. Keyed by the
+    pattern's text: hashing a compiled pattern costs more than a match."""
+    return re.fullmatch(pattern, value) is not None
 
 
 def _any(value: Any, path: str, errors: list[str]) -> None:
@@ -230,7 +230,7 @@ def _pattern(regex: re.Pattern[str]) -> Check:
     def check(value: Any, path: str, errors: list[str]) -> None:
         if type(value) is not str:
             errors.append(f"{path} must be a string, got {_jtype(value)}")
-        elif not _matches(regex, value):
+        elif not _matches(regex.pattern, value):
             errors.append(f"{path} {_show(value)} must match {regex.pattern}")
 
     return check
@@ -337,31 +337,67 @@ _SPECS: Final[dict[str, dict[str, Check]]] = {
 }
 
 
+# The value types each checked column type takes (besides null).
+_VALUE_TYPES: Final[dict[str, tuple[type, ...]]] = {
+    "text": (str,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "date": (str,),
+    "datetime": (str,),
+    "select": (str,),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _ValueRule:
+    """How values are checked for one column spec: a value whose type is in `fits` is fine
+    as it is; any other goes through `problem`. Built once per column, used per record."""
+
+    fits: frozenset[type]
+    problem: Callable[[Any], str | None]
+
+
+def _no_problem(value: Any) -> None:
+    return None
+
+
+_ANY_VALUE_RULE: Final = _ValueRule(frozenset(_JSON_TYPES), _no_problem)
+
+
+def _value_rule(column_spec: Mapping[str, Any]) -> _ValueRule:
+    """The value check of a column with this (partial, maybe invalid) spec."""
+    kind = column_spec.get("type")
+    types = _VALUE_TYPES.get(kind) if type(kind) is str else None
+    if types is None:
+        return _ANY_VALUE_RULE
+    options = column_spec.get("options")
+    choices = options.get("values") if kind == "select" and isinstance(options, dict) else None
+    choices = choices if isinstance(choices, list) else None
+
+    def problem(value: Any) -> str | None:
+        if value is None:
+            return None
+        if type(value) not in types:
+            return f"must be a {kind} value, got {_jtype(value)}"
+        try:
+            if kind == "date":
+                date.fromisoformat(value)
+            elif kind == "datetime":
+                datetime.fromisoformat(value)
+        except ValueError:
+            return f"must be an ISO 8601 {kind}, got {_show(value)}"
+        if choices is not None and value not in choices:
+            return f"{_show(value)} is not one of the select options.values"
+        return None
+
+    # A date must parse, a select value be an option: of those, only null fits unchecked.
+    checked = kind in ("date", "datetime") or choices is not None
+    return _ValueRule(frozenset((type(None), *(() if checked else types))), problem)
+
+
 def _value_problem(column_spec: Mapping[str, Any], value: Any) -> str | None:
     """Why `value` cannot be stored in a column with this (partial) spec; None if it can."""
-    kind = column_spec.get("type")
-    if value is None or kind not in ("text", "number", "boolean", "date", "datetime", "select"):
-        return None
-    if kind == "number":
-        ok = type(value) in (int, float)
-    elif kind == "boolean":
-        ok = type(value) is bool
-    else:
-        ok = type(value) is str
-    if not ok:
-        return f"must be a {kind} value, got {_jtype(value)}"
-    try:
-        if kind == "date":
-            date.fromisoformat(value)
-        elif kind == "datetime":
-            datetime.fromisoformat(value)
-    except ValueError:
-        return f"must be an ISO 8601 {kind}, got {_show(value)}"
-    options = column_spec.get("options")
-    choices = options.get("values") if isinstance(options, dict) else None
-    if kind == "select" and isinstance(choices, list) and value not in choices:
-        return f"{_show(value)} is not one of the select options.values"
-    return None
+    return _value_rule(column_spec).problem(value)
 
 
 def _table_spec_rules(spec: dict[str, Any], system: str | None, errors: list[str]) -> None:
@@ -458,6 +494,11 @@ _KINDS: Final[dict[str, _Kind]] = {
     ),
     "public_read": _kind("public_read", in_table=True, identity={"view": _pattern(REF)}),
 }
+# The pattern of each kind's identity (`Line.ref`): its ref, principal or chatroom.
+_IDENTITY: Final = {kind: rule.ref for kind, rule in _KINDS.items()} | {
+    "grant": PRINCIPAL,
+    "insight_selection": _UUID,
+}
 _HEADER_FIELDS: Final[dict[str, Check]] = {
     "kind": _any,
     "system": _pattern(SYSTEM),
@@ -519,10 +560,9 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _load(raw: bytes) -> Any:
-    """Parse one line; integers past 64 bits take the exact (and as strict) stdlib path."""
-    if not _LONG_DIGITS.search(raw):
-        return orjson.loads(raw)
+def _load_exact(raw: bytes) -> Any:
+    """Parse a line holding 19+ digits in a row (an integer past 64 bits, maybe: orjson would
+    round it) with the stdlib, made as strict as orjson."""
     try:
         value = json.loads(
             raw.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float
@@ -536,7 +576,7 @@ def _load(raw: bytes) -> Any:
 
 
 def _fits(value: Any, pattern: re.Pattern[str] | None) -> bool:
-    return isinstance(value, str) and pattern is not None and _matches(pattern, value)
+    return isinstance(value, str) and pattern is not None and _matches(pattern.pattern, value)
 
 
 def _canonical(value: Any) -> bytes:
@@ -569,6 +609,29 @@ def _label(kind: str, obj: dict[str, Any]) -> str | None:
 _Source = tuple[int, str, str | None]  # a referring line: number, kind, error label
 
 
+@dataclass(frozen=True, slots=True)
+class _ColumnUse:
+    """What records may put in one column, worked out once: when `usable`, values of a type
+    in `fits` need no check and others one call of `problem`."""
+
+    qualified: str
+    error: str | None  # resolving the column: renamed away, absent, not a column
+    declared: bool  # declared in this document (or renamed away: that is `error`)
+    usable: bool  # declared, and no `error`
+    fits: frozenset[type]  # empty unless usable
+    problem: Callable[[Any], str | None]
+
+
+def _key_identity(table: str, key: dict[str, Any]) -> tuple[Any, ...]:
+    """Equal for two record keys of a table exactly when their canonical forms are; the
+    usual key, one string, needs no serializing."""
+    if len(key) == 1:
+        ((column, value),) = key.items()
+        if type(value) is str:
+            return (table, column, value)
+    return (table, _canonical(key))
+
+
 class _Parser:
     """One pass per line for shape, then one pass over all lines for cross-references."""
 
@@ -584,6 +647,8 @@ class _Parser:
         self.moves: dict[str, Line] = {}  # old qualified ref -> the line renaming it
 
     def run(self, data: bytes) -> Document:
+        # One scan of the whole document; lines are scanned only if it finds a long run.
+        long_digits = has_long_digit_run(data)
         first = 0
         for number, raw in enumerate(data.split(b"\n"), 1):
             if number == 1 and raw.startswith(_BOM):
@@ -591,8 +656,12 @@ class _Parser:
             if not raw.strip(b" \t\r"):
                 continue
             first = first or number
-            obj = self._decode(number, raw)
-            if obj is not None:
+            obj = self._decode(number, raw, long_digits and has_long_digit_run(raw))
+            if obj is None:
+                continue
+            if first != number and obj.get("kind") == "record":
+                self._record(number, obj)  # most lines: skip the dispatch
+            else:
                 self._line(number, obj, first == number)
         if not first:
             self.errors.append(
@@ -607,9 +676,9 @@ class _Parser:
     def _error(self, number: int, kind: str | None, ref: str | None, message: str) -> None:
         self.errors.append(LineError(number, kind, ref, message))
 
-    def _decode(self, number: int, raw: bytes) -> dict[str, Any] | None:
+    def _decode(self, number: int, raw: bytes, exact: bool) -> dict[str, Any] | None:
         try:
-            obj = _load(raw)
+            obj = _load_exact(raw) if exact else orjson.loads(raw)
         except (orjson.JSONDecodeError, ValueError) as exc:
             try:
                 raw.decode("utf-8")
@@ -739,19 +808,26 @@ class _Parser:
         rule: _Kind, kind: str, ref: Any, table: Any, state: Any, renamed: Any
     ) -> bool:
         """Whether the line's identity is sound enough to take part in cross-checks."""
-        pattern = {"grant": PRINCIPAL, "insight_selection": _UUID}.get(kind, rule.ref)
         return (
             state in ("present", "absent")
-            and (kind == "client_access" or _fits(ref, pattern))
+            and (kind == "client_access" or _fits(ref, _IDENTITY[kind]))
             and (not rule.in_table or _fits(table, REF))
             and (renamed is None or (_fits(renamed, rule.ref) and renamed != ref))
         )
 
     def _record(self, number: int, obj: dict[str, Any]) -> None:
         errors: list[str] = []
-        _check_fields(obj, _RECORD_FIELDS, "", errors)
-        _require(obj, ("table", "key"), errors)
-        key, values = obj.get("key"), obj.get("values", {})
+        table, key, values = obj.get("table"), obj.get("key"), obj.get("values", {})
+        table_ok = _fits(table, REF)
+        # The field checks below find nothing on a well-formed record: skip them then.
+        if not (
+            obj.keys() <= _RECORD_FIELDS.keys()
+            and table_ok
+            and type(key) is dict
+            and type(values) is dict
+        ):
+            _check_fields(obj, _RECORD_FIELDS, "", errors)
+            _require(obj, ("table", "key"), errors)
         if isinstance(key, dict):
             if not key:
                 errors.append("key must name at least one column")
@@ -766,9 +842,9 @@ class _Parser:
                     errors.append(f"key.{column} and values.{column} differ")
         for message in errors:
             self._error(number, "record", None, message)
-        table = obj.get("table")
-        if _fits(table, REF) and isinstance(key, dict) and key and isinstance(values, dict):
-            self.records.append(RecordLine(number, table, key, {**values, **key}))
+        if table_ok and isinstance(key, dict) and key and isinstance(values, dict):
+            values.update(key)  # same order as {**values, **key}; the parsed dict is ours
+            self.records.append(RecordLine(number, table, key, values))
 
     # --- cross-line checks ---------------------------------------------------------
 
@@ -821,15 +897,7 @@ class _Parser:
             if line.kind == "public_read" and line.view is not None:
                 self._resolve(source, present, "view", f"{line.table}.{line.view}")
 
-        record_keys: dict[tuple[str, bytes], int] = {}
-        for record in self.records:
-            source = (record.line, "record", None)
-            used_tables.setdefault(record.table, []).append(source)
-            self._resolve(source, True, "table", record.table)
-            self._record_columns(record, source)
-            identity = (record.table, _canonical(record.key))
-            if (first := record_keys.setdefault(identity, record.line)) != record.line:
-                self._error(*source, f"duplicate record: line {first} has the same key")
+        self._check_records(used_tables)
 
         undeclared = sorted(t for t in used_tables if t not in claims and t not in moves)
         if self.strict_tables:
@@ -853,42 +921,85 @@ class _Parser:
             used.append(target)
         return used
 
-    def _record_columns(self, record: RecordLine, source: _Source) -> None:
-        """Every column of a record is a present column of its table, and its value fits."""
-        for column, value in record.values.items():
-            where = "key" if column in record.key else "values"
-            q = f"{record.table}.{column}"
-            target = self._resolve(source, True, "column", q)
-            mover = self.moves.get(q)
-            if target is None and not (mover and mover.kind == "column"):
-                self._error(
-                    *source, f"{where}.{column}: {q} is not a column declared in this document"
+    def _check_records(self, used_tables: dict[str, list[_Source]]) -> None:
+        """Each record's table and columns resolve, its values fit, its key is unique.
+        Records outnumber columns: each table and column is resolved once, not per record."""
+        # table -> (why records cannot use it, its users in used_tables, its column uses)
+        tables: dict[str, tuple[str | None, list[_Source], dict[str, _ColumnUse]]] = {}
+        record_keys: dict[tuple[Any, ...], int] = {}
+        for record in self.records:
+            source = (record.line, "record", None)
+            if (table := tables.get(record.table)) is None:
+                table = tables[record.table] = (
+                    self._resolution(True, "table", record.table)[1],
+                    used_tables.setdefault(record.table, []),
+                    {},
                 )
-            elif (
-                target is not None
-                and target.kind == "column"
-                and (problem := _value_problem(target.spec or {}, value))
-            ):
-                self._error(*source, f"{where}.{column} {problem}")
+            table_error, users, columns = table
+            users.append(source)
+            if table_error:
+                self._error(*source, table_error)
+            for column, value in record.values.items():
+                if (use := columns.get(column)) is None:
+                    use = columns[column] = self._column_use(f"{record.table}.{column}")
+                if type(value) not in use.fits and (not use.usable or use.problem(value)):
+                    self._record_value(record, source, column, value, use)
+            identity = _key_identity(record.table, record.key)
+            if (first := record_keys.setdefault(identity, record.line)) != record.line:
+                self._error(*source, f"duplicate record: line {first} has the same key")
+
+    def _column_use(self, qualified: str) -> _ColumnUse:
+        """What records may put in the column `qualified` (`table.column`)."""
+        target, error = self._resolution(True, "column", qualified)
+        mover = self.moves.get(qualified)
+        declared = target is not None or (mover is not None and mover.kind == "column")
+        is_column = target is not None and target.kind == "column"
+        rule = _value_rule(target.spec or {}) if is_column else _ANY_VALUE_RULE
+        usable = declared and error is None
+        return _ColumnUse(
+            qualified, error, declared, usable, rule.fits if usable else frozenset(), rule.problem
+        )
+
+    def _record_value(
+        self, record: RecordLine, source: _Source, column: str, value: Any, use: _ColumnUse
+    ) -> None:
+        """Report why a record cannot hold `value` in `column`."""
+        where = "key" if column in record.key else "values"
+        if use.error:
+            self._error(*source, use.error)
+        if not use.declared:
+            self._error(
+                *source,
+                f"{where}.{column}: {use.qualified} is not a column declared in this document",
+            )
+        elif problem := use.problem(value):
+            self._error(*source, f"{where}.{column} {problem}")
 
     def _resolve(self, source: _Source, present: bool, want: str, qualified: str) -> Line | None:
         """Check that `source` may use the `want` resource `qualified`; return its line."""
+        target, error = self._resolution(present, want, qualified)
+        if error:
+            self._error(*source, error)
+        return target
+
+    def _resolution(
+        self, present: bool, want: str, qualified: str
+    ) -> tuple[Line | None, str | None]:
+        """The line declaring `qualified`, and why a (present) user may not use it as a `want`."""
         target = self.claims.get(qualified)
         if target is None:
             mover = self.moves.get(qualified)
             if mover is not None and mover.kind == want:
-                self._error(
-                    *source,
-                    f"{want} {qualified} was renamed to {mover.qualified_ref} on line {mover.line}",
+                return None, (
+                    f"{want} {qualified} was renamed to {mover.qualified_ref} on line {mover.line}"
                 )
         elif target.kind != want:
-            self._error(
-                *source,
-                f"{qualified} is declared as a {target.kind} on line {target.line}, not a {want}",
+            return target, (
+                f"{qualified} is declared as a {target.kind} on line {target.line}, not a {want}"
             )
         elif present and target.absent:
-            self._error(*source, f"{want} {qualified} is declared absent on line {target.line}")
-        return target
+            return target, f"{want} {qualified} is declared absent on line {target.line}"
+        return target, None
 
     def _about(self, line: Line, message: str) -> None:
         self._error(line.line, line.kind, line.qualified_ref, message)

@@ -1,8 +1,7 @@
 """IaC document parsing: one failing document per rule, a full valid document,
-fuzzing (only DocumentError ever escapes), and a 100,000-line timing."""
+fuzzing (only DocumentError ever escapes), and generated 100,000-line documents."""
 
 import json
-import time
 from typing import Any
 
 import orjson
@@ -105,6 +104,18 @@ def test_integers_past_64_bits_keep_their_value() -> None:
     record = b'{"kind": "record", "table": "contacts", "key": {"n": %d}}' % big
     parsed = parse_document(document(TABLE, column, record))
     assert parsed.records[0].values == {"n": big}
+
+
+def test_only_lines_with_long_digit_runs_take_the_exact_parser() -> None:
+    """orjson and the stdlib word errors differently: each line keeps its own parser."""
+    column = {"kind": "column", "table": "contacts", "ref": "n", "spec": {"type": "number"}}
+    big = b'{"kind": "record", "table": "contacts", "key": {"n": %d}}' % 2**64
+    cut = b'{"kind": "table",'
+    assert errors(TABLE, column, big, cut, cut + b' "n": 12345678901234567890,') == [
+        "line 5: not valid JSON: unexpected end of data: line 1 column 18 (char 17)",
+        "line 6: not valid JSON: Expecting property name enclosed in double quotes: "
+        "line 1 column 45 (char 44)",
+    ]
 
 
 # --- header -----------------------------------------------------------------------
@@ -576,14 +587,73 @@ def test_duplicate_record_keys() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("first", "second", "same"),
+    [
+        ({"n": "a"}, {"n": "a"}, True),
+        ({"n": "a"}, {"n": "b"}, False),
+        ({"n": "1"}, {"n": 1}, False),
+        ({"n": 1}, {"n": True}, False),
+        ({"n": 1}, {"n": 1.0}, False),
+        ({"n": 1}, {"n": 1}, True),
+        ({"n": "a"}, {"m": "a"}, False),
+        ({"n": "a", "m": 1}, {"m": 1, "n": "a"}, True),
+        ({"n": "a", "m": 1}, {"n": "a"}, False),
+    ],
+)
+def test_record_key_identity(first: dict[str, Any], second: dict[str, Any], same: bool) -> None:
+    columns = [{"kind": "column", "table": "contacts", "ref": ref, "spec": {}} for ref in "nm"]
+    lines = (TABLE, *columns, record(key=first), record(key=second))
+    if same:
+        assert error(*lines) == "line 6 (record): duplicate record: line 5 has the same key"
+    else:
+        assert len(parse_document(document(*lines)).records) == 2
+
+
+def test_each_record_reports_its_own_column_errors() -> None:
+    """Column checks are worked out once per column: every record still gets its errors."""
+    born = {"kind": "column", "table": "contacts", "ref": "born", "spec": {"type": "date"}}
+    gone = {"kind": "column", "table": "contacts", "ref": "gone", "state": "absent"}
+    found = errors(
+        TABLE,
+        EMAIL,
+        born,
+        gone,
+        record(key={"email": "a"}, values={"born": "2024-02-30", "gone": 1}),
+        record(key={"email": "b"}, values={"born": "2024-02-29", "gone": None}),
+        record(key={"born": 7}, values={"born": 7}),
+    )
+    assert found == [
+        'line 6 (record): values.born must be an ISO 8601 date, got "2024-02-30"',
+        "line 6 (record): column contacts.gone is declared absent on line 5",
+        "line 7 (record): column contacts.gone is declared absent on line 5",
+        "line 8 (record): key.born must be a date value, got integer",
+    ]
+
+
 def test_record_key_is_merged_into_values() -> None:
     name = {"kind": "column", "table": "contacts", "ref": "name", "spec": {}}
     parsed = parse_document(
-        document(TABLE, EMAIL, name, record(key={"email": "a"}, values={"name": "Ada"}))
+        document(
+            TABLE,
+            EMAIL,
+            name,
+            record(key={"email": "a"}, values={"name": "Ada"}),
+            record(key={"email": "b"}, values={"email": "b", "name": "Bo"}),
+            record(key={"email": "c"}),
+        )
     )
     assert parsed.records == (
         RecordLine(5, "contacts", {"email": "a"}, {"name": "Ada", "email": "a"}),
+        RecordLine(6, "contacts", {"email": "b"}, {"email": "b", "name": "Bo"}),
+        RecordLine(7, "contacts", {"email": "c"}, {"email": "c"}),
     )
+    assert [list(r.values) for r in parsed.records] == [
+        ["name", "email"],
+        ["email", "name"],
+        ["email"],
+    ]
+    assert parsed.records[2].values is not parsed.records[2].key
 
 
 # --- all errors together -----------------------------------------------------------
@@ -770,27 +840,87 @@ def test_fuzz_only_document_errors_escape(with_header: bool, lines: list[bytes])
 # --- scale --------------------------------------------------------------------------
 
 
+COLUMN_SPECS: dict[str, dict[str, Any]] = {
+    "title": {"name": "Title", "type": "text", "required": True, "unique": True},
+    "amount": {"type": "number", "default": 0},
+    "done": {"type": "boolean"},
+    "due": {"type": "date"},
+    "seen": {"type": "datetime"},
+    "stage": {"type": "select", "options": {"values": ["lead", "won", "lost"]}, "default": "lead"},
+    "owner": {"type": "reference", "options": {"target": "t0"}},
+    "extra": {"type": "json"},
+}
+
+
+def big_rows(tables: int, total_lines: int) -> list[dict[str, Any]]:
+    """The lines after the header: `tables` tables with every kind and column type, a few
+    scope-level lines, then records (keys and values of every type) up to `total_lines`."""
+    refs = [f"t{t}" for t in range(tables)]
+    rows: list[dict[str, Any]] = []
+    for table in refs:
+        rows.append({"kind": "table", "ref": table, "spec": {"name": table, "tags": ["crm"]}})
+        rows += [
+            {"kind": "column", "table": table, "ref": ref, "spec": spec}
+            for ref, spec in COLUMN_SPECS.items()
+        ]
+        rows += [
+            {"kind": "view", "table": table, "ref": "open", "spec": {"columns": ["title", "due"]}},
+            {
+                "kind": "grant",
+                "table": table,
+                "spec": {"principal": "role:a", "permissions": ["read"]},
+            },
+            {"kind": "rule", "table": table, "ref": "titled", "spec": {"expression": "title"}},
+            {"kind": "trigger", "table": table, "ref": "notify", "spec": {"event": "insert"}},
+            {"kind": "client_access", "table": table, "spec": {"enabled": True}},
+            {"kind": "public_read", "table": table, "ref": "board", "view": "open"},
+        ]
+    rows += [{"kind": "command", "ref": f"sync-{i}", "spec": {"name": "Sync"}} for i in range(10)]
+    rows.append({"kind": "insight_selection", "chatroom": CHATROOM, "tables": refs[:3]})
+    for r in range(total_lines - 1 - len(rows)):
+        values = {
+            "amount": r / 4,
+            "done": r % 2 == 0,
+            "due": f"2024-{r % 12 + 1:02}-{r % 28 + 1:02}",
+            "seen": f"2024-01-01T{r % 24:02}:{r % 60:02}:00+00:00",
+            "stage": ("lead", "won", "lost", None)[r % 4],
+            "owner": f"o{r}",
+            "extra": {"n": [r]} if r % 7 == 0 else "x",
+        }
+        rows.append(record(table=refs[r % tables], key={"title": f"k{r}"}, values=values))
+    return rows
+
+
 def test_hundred_thousand_lines() -> None:
-    rows = [HEADER]
-    for t in range(1000):  # 1,000 tables x (1 table + 40 columns + 4 views + 55 records)
-        table = f"t{t}"
-        rows.append({"kind": "table", "ref": table, "spec": {"name": f"Table {t}"}})
-        rows += [
-            {"kind": "column", "table": table, "ref": f"c{c}", "spec": {"type": "text"}}
-            for c in range(40)
-        ]
-        rows += [
-            {"kind": "view", "table": table, "ref": f"v{v}", "spec": {"columns": ["c0", "c1"]}}
-            for v in range(4)
-        ]
-        rows += [
-            {"kind": "record", "table": table, "key": {"c0": f"k{r}"}, "values": {"c1": "x"}}
-            for r in range(55)
-        ]
-    data = b"\n".join(orjson.dumps(row) for row in rows)
-    assert len(rows) == 100_001
-    start = time.perf_counter()
-    parsed = parse_document(data)
-    elapsed = time.perf_counter() - start
-    print(f"\nparsed {len(rows):,} lines ({len(data) / 1e6:.1f} MB) in {elapsed:.2f} s")
-    assert len(parsed.lines) == 45_000 and len(parsed.records) == 55_000
+    rows = big_rows(300, 100_000)
+    records = [row for row in rows if row["kind"] == "record"]
+    parsed = parse_document(document(*rows), strict_tables=True)
+    assert (len(parsed.lines), len(parsed.records)) == (len(rows) - len(records), len(records))
+    assert len(records) > 95_000
+    assert parsed.undeclared_tables == ()
+    last = parsed.records[-1]
+    assert (last.line, last.table, last.key) == (100_000, records[-1]["table"], records[-1]["key"])
+    assert last.values == {**records[-1]["values"], **records[-1]["key"]}
+    assert [line.qualified_ref for line in parsed.lines[:3]] == ["t0", "t0.title", "t0.amount"]
+
+
+def test_hundred_thousand_lines_with_a_few_errors() -> None:
+    rows = big_rows(300, 100_000)
+    bad = {
+        20_000: {"due": "2024-02-30"},
+        50_000: {"stage": "maybe"},
+        70_000: {"amount": "12"},
+        90_000: {"colour": "red"},
+    }
+    for index, values in bad.items():
+        rows[index] = {**rows[index], "values": {**rows[index]["values"], **values}}
+    rows[-1] = {**rows[-1], "key": rows[-2]["key"], "table": rows[-2]["table"]}
+    table = rows[90_000]["table"]
+    assert errors(*rows) == [
+        'line 20002 (record): values.due must be an ISO 8601 date, got "2024-02-30"',
+        'line 50002 (record): values.stage "maybe" is not one of the select options.values',
+        "line 70002 (record): values.amount must be a number value, got string",
+        f"line 90002 (record): values.colour: {table}.colour is not a column declared in "
+        "this document",
+        "line 100000 (record): duplicate record: line 99999 has the same key",
+    ]
