@@ -51,7 +51,7 @@ def _deep(levels: int) -> str:
         (_blast(51), "LIMIT_EXCEEDED"),
         (_blast(0), "BAD_INPUT"),
         ('{ blastRadius(state: "nope", address: "x") { totalCount } }', "NOT_FOUND"),
-        ("mutation { x }", "BAD_INPUT"),  # no mutations yet
+        ("mutation { x }", "BAD_INPUT"),  # unknown mutation
     ],
 )  # fmt: skip
 async def test_bad_input_gets_a_coded_error(client, conn, caplog, query: str, code: str) -> None:
