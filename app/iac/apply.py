@@ -7,6 +7,7 @@ sync, and the sync skips tables that no longer exist.
 """
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import asyncpg
@@ -157,6 +158,21 @@ async def apply_plan(
             written[row.key] = row
 
     await _insert_records(conn, plan, ids)
+
+    # Undeclared sub-resources of a renamed table follow it to the new table ref.
+    for step in plan.steps:
+        if step.action == "move" and step.kind == "table" and step.row is not None:
+            old_prefix, new_prefix = f"{step.row.ref}.", f"{step.ref}."
+            for row in own:
+                moved = (row.resource_type, new_prefix + row.ref.removeprefix(old_prefix))
+                if (
+                    row.table_id == step.live_id
+                    and row.ref.startswith(old_prefix)
+                    and row.key not in deleted
+                    and moved not in written
+                ):
+                    deleted.add(row.key)
+                    written[moved] = replace(row, ref=moved[1])
 
     # Rows of sub-resources of deleted tables went with their tables.
     deleted |= {r.key for r in own if r.table_id in dead_tables}

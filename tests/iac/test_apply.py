@@ -304,6 +304,10 @@ async def test_renamed_from_keeps_the_live_ids_and_the_records(conn, crm) -> Non
     table = rows["contacts"]["resource_id"]
     assert len((await list_records_by_key(conn, [table]))[table]) == 1
     assert not (await service.plan(conn, "crm", doc(*lines))).changes_anything
+    # sub-resources the document left out followed their table to its new ref
+    assert after["people.adults"]["resource_id"] == rows["contacts.adults"]["resource_id"]
+    assert after["people.grant:sales"]["resource_id"] == rows["contacts.grant:sales"]["resource_id"]
+    assert not [ref for ref in after if ref.startswith("contacts")]
 
 
 async def test_two_systems_may_not_claim_one_table(conn, crm) -> None:
