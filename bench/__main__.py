@@ -3,24 +3,38 @@ database and a fresh server, a table on stdout and bench/results.json."""
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
 import sys
 import time
+import urllib.parse
 import uuid
 from pathlib import Path
 
 import asyncpg
-import httpx
 
 from app import db
 from app.config import Settings
 from bench.cases import FULL, GROUPS, TINY, Env, Size
 from bench.harness import Result, table
+from bench.http import Client
 from tests.live_server import live_server
 
 RESULTS = Path(__file__).resolve().parent / "results.json"
+
+
+def bench_url(admin_url: str, name: str) -> str:
+    """`admin_url` pointed at database `name`, with PostgreSQL's JIT off for every
+    connection (asyncpg passes unknown URL parameters on as settings): the planner
+    prices a blast-radius walk high enough to compile it, and compiling takes longer
+    (0.3-0.6 s) than the walk. Candidate and baseline run with the same settings."""
+    parts = urllib.parse.urlsplit(admin_url)
+    query = [*urllib.parse.parse_qsl(parts.query), ("jit", "off")]
+    return urllib.parse.urlunsplit(
+        parts._replace(path=f"/{name}", query=urllib.parse.urlencode(query))
+    )
 
 
 async def run_group(admin_url: str, group: str, size: Size) -> list[Result]:
@@ -28,24 +42,46 @@ async def run_group(admin_url: str, group: str, size: Size) -> list[Result]:
     name = f"infragraph_bench_{uuid.uuid4().hex[:8]}"
     admin = await asyncpg.connect(admin_url)
     await admin.execute(f'CREATE DATABASE "{name}"')
-    url = admin_url.rsplit("/", 1)[0] + f"/{name}" if admin_url.count("/") > 2 else admin_url
+    url = bench_url(admin_url, name)
     try:
         with live_server(url, {"INFRAGRAPH_API_TOKENS": None}, timeout=60) as server:
             pool = await db.create_pool(url, min_size=1, max_size=20, statement_timeout_ms=600_000)
-            limits = httpx.Limits(max_connections=32)
-            async with httpx.AsyncClient(base_url=server.url, timeout=600, limits=limits) as http:
-                env = Env(http, pool, server.process.pid, size)
-                results = []
-                for case in GROUPS[group]:
-                    started = time.perf_counter()
-                    result = await case(env)
-                    print(f"  {result.case}: {time.perf_counter() - started:.1f}s", file=sys.stderr)
-                    results.append(result)
+            http = Client(server.url, connections=32)
+            env = Env(http, pool, server.process.pid, size)
+            results = []
+            for case in GROUPS[group]:
+                started = time.perf_counter()
+                result = await case(env)
+                print(f"  {result.case}: {time.perf_counter() - started:.1f}s", file=sys.stderr)
+                results.append(result)
+            await http.aclose()
             await pool.close()
         return results
     finally:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await admin.close()
+
+
+def _cpu_model() -> str:
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as cpuinfo:
+        for line in cpuinfo:
+            if line.startswith("model name"):
+                return line.partition(":")[2].strip()
+    return platform.processor() or "unknown CPU"
+
+
+async def machine(admin_url: str) -> str:
+    """What the numbers were measured on."""
+    conn = await asyncpg.connect(admin_url)
+    try:
+        server = await conn.fetchval("SHOW server_version")
+    finally:
+        await conn.close()
+    host = urllib.parse.urlsplit(admin_url).hostname or "a local socket"
+    return (
+        f"{platform.machine()}, {os.cpu_count()} cores ({_cpu_model()}), "
+        f"Python {platform.python_version()}, PostgreSQL {server} at {host}"
+    )
 
 
 async def run(groups: list[str], size: Size, admin_url: str) -> list[Result]:
@@ -65,12 +101,18 @@ def main() -> int:
     admin_url = db.database_url(Settings.from_env())
     started = time.perf_counter()
     results = asyncio.run(run(args.only, size, admin_url))
+    measured_on = asyncio.run(machine(admin_url))
+    elapsed = time.perf_counter() - started
     print(table(results))
-    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-    print(f"\n{machine}; {time.perf_counter() - started:.0f} s in all")
+    print(f"\n{measured_on}; {elapsed:.0f} s in all")
     RESULTS.write_text(
         json.dumps(
-            {"machine": machine, "size": size.__dict__, "results": [r.as_json() for r in results]},
+            {
+                "machine": measured_on,
+                "seconds": round(elapsed),
+                "size": size.__dict__,
+                "results": [r.as_json() for r in results],
+            },
             indent=2,
         )
     )

@@ -50,32 +50,43 @@ async def neighbours(
     return pages_by_owner(records, first, NEIGHBOUR_KEY)
 
 
-# One recursive CTE for all roots. Each step dedupes to one row per (root,
-# resource) with the smallest path, so a step holds at most one row per
-# resource and the work is bounded by depth x edges even on dense graphs
-# (without it, the number of paths grows exponentially with diamonds); a
-# resource already on the path is not entered again, so cycles end. A
-# resource may still be reached again at a greater depth by a later step;
-# DISTINCT ON keeps its shortest depth and, among those, the smallest path.
-_BLAST = """
-    WITH RECURSIVE walk (root, id, depth, path) AS (
-        SELECT r.id, r.id, 0, ARRAY[r.address COLLATE "C"]
+# One recursive CTE for all roots, breadth first: a row per root per depth holds
+# that level's resources (ids, addresses, paths: arrays) and every resource seen
+# so far, which the next level leaves out. So each resource is entered once, at
+# its shortest depth, cycles end, and the work is one visit per edge. Of the
+# shortest paths to a resource the smallest by addresses (COLLATE "C") is kept:
+# a path is one string, its addresses joined by \x01\x01 with their own \x01
+# bytes escaped as \x01\x02, which compares as the list of addresses does (the
+# separator sorts below any byte of an address). The smallest path to a level's
+# resource extends the smallest path to one of the level before: one min() each.
+_ESCAPED = r'''replace(r.address, E'\x01', E'\x01\x02') COLLATE "C"'''
+_BLAST = rf"""
+    WITH RECURSIVE bfs (root, depth, ids, addresses, paths, seen) AS (
+        SELECT r.id, 0, ARRAY[r.id], ARRAY[r.address COLLATE "C"], ARRAY[{_ESCAPED}], ARRAY[r.id]
         FROM resources r WHERE r.id = ANY($1::uuid[])
       UNION ALL
-        SELECT step.root, step.id, step.depth, step.path FROM (
-            SELECT w.root, n.id, w.depth + 1 AS depth, w.path || (n.address COLLATE "C") AS path,
-                   row_number() OVER (PARTITION BY w.root, n.id
-                                      ORDER BY w.path || (n.address COLLATE "C")) AS rank
-            FROM walk w
-            JOIN resource_dependencies d ON d.{near} = w.id
-            JOIN resources n ON n.id = d.{far}
-            WHERE w.depth < $2 AND NOT (n.address COLLATE "C") = ANY(w.path)
-        ) step WHERE step.rank = 1
+        SELECT b.root, b.depth + 1, n.ids, n.addresses, n.paths, b.seen || n.ids
+        FROM bfs b CROSS JOIN LATERAL (
+            SELECT array_agg(step.id) AS ids, array_agg(r.address COLLATE "C") AS addresses,
+                   array_agg(step.path || E'\x01\x01' || {_ESCAPED}) AS paths
+            FROM (SELECT d.id, min(f.path) AS path
+                  FROM unnest(b.ids, b.paths) AS f (id, path)
+                  CROSS JOIN LATERAL (SELECT d.{{far}} AS id FROM resource_dependencies d
+                                      WHERE d.{{near}} = f.id OFFSET 0) d
+                  WHERE NOT EXISTS (SELECT FROM unnest(b.seen) AS s (id) WHERE s.id = d.id)
+                  GROUP BY d.id) step
+            CROSS JOIN LATERAL (SELECT r.address FROM resources r
+                                WHERE r.id = step.id OFFSET 0) r
+        ) n
+        WHERE b.depth < $2 AND n.ids IS NOT NULL
     )
-    SELECT DISTINCT ON (root, id) root AS owner, id, depth, path,
-           path[depth + 1] AS address
-    FROM walk WHERE depth > 0
-    ORDER BY root, id, depth, path"""
+    SELECT b.root AS owner, x.id, b.depth, x.address, x.path
+    FROM bfs b CROSS JOIN LATERAL unnest(b.ids, b.addresses, b.paths) AS x (id, address, path)
+    WHERE b.depth > 0"""
+# A page row's path, back to its list of addresses.
+_PATH = r"""ARRAY(SELECT replace(e.address, E'\x01\x02', E'\x01')
+    FROM unnest(string_to_array(p.path, E'\x01\x01')) WITH ORDINALITY AS e (address, n)
+    ORDER BY e.n) AS path"""
 
 
 async def blast_radius(
@@ -101,8 +112,9 @@ async def blast_radius(
         order="depth, address",
         after="($3::int IS NULL OR (depth, address) > ($3::int, $4::text))",
         limit="$5",
-        select=f"p.depth, p.path, {RESOURCE_COLUMNS}",
+        select=f"p.depth, {_PATH}, {RESOURCE_COLUMNS}",
         joins=RESOURCE_JOINS,
+        owner="($1::uuid[])[1]" if len(roots) == 1 else None,
     )
     after_depth, after_address = after or (None, None)
     records = await conn.fetch(sql, roots, max_depth, after_depth, after_address, first + 1)

@@ -35,22 +35,37 @@ class Keyset:
 class Page(Generic[R]):
     rows: list[R]
     keys: list[tuple[Any, ...]]  # the cursor key of each row
-    total: int  # all the items of the list, not only this page
+    total: int | None  # all the items of the list, not only this page (None: not counted)
     has_next: bool
 
 
 EMPTY: Page[Any] = Page([], [], 0, False)
 
 
-def paged_sql(matched: str, *, order: str, after: str, limit: str, select: str, joins: str) -> str:
+def paged_sql(
+    matched: str,
+    *,
+    order: str,
+    after: str,
+    limit: str,
+    select: str,
+    joins: str,
+    owner: str | None = None,
+    count: bool = True,
+) -> str:
     """Page each owner of `matched` (a SELECT with an `owner` column).
 
     Rows come back per owner in `order`, only those passing `after` (the
     cursor condition, `true` without one), at most `limit` of them; every
     row carries its owner's total. An owner whose page is empty still gets
     one row (`page_owner`, `total`, NULLs), so totals survive the last page.
+
+    With one owner (`owner`: its SQL value) the page is a top-N sort instead
+    of a numbering of every row; there `count=False` skips the total (NULL)
+    and its pass over every row, and the owner always gets its row.
     """
-    return f"""
+    if owner is None:
+        return f"""
         WITH m AS ({matched}),
         t AS (SELECT owner, count(*) AS total FROM m GROUP BY owner),
         p AS (SELECT m.*, row_number() OVER (PARTITION BY owner ORDER BY {order}) AS rn
@@ -59,6 +74,16 @@ def paged_sql(matched: str, *, order: str, after: str, limit: str, select: str, 
         FROM t LEFT JOIN p ON p.owner = t.owner AND p.rn <= {limit}
         {joins}
         ORDER BY t.owner, p.rn"""
+    total = "count(*) AS total FROM m HAVING count(*) > 0" if count else "NULL::bigint AS total"
+    return f"""
+        WITH m AS ({matched}),
+        t AS (SELECT {total}),
+        p AS (SELECT m.*, row_number() OVER (ORDER BY {order}) AS rn
+              FROM (SELECT * FROM m WHERE {after} ORDER BY {order} LIMIT {limit}) m)
+        SELECT {owner} AS page_owner, t.total, p.rn, {select}
+        FROM t LEFT JOIN p ON true
+        {joins}
+        ORDER BY p.rn"""
 
 
 def pages_by_owner(records: Iterable[Any], first: int, keyset: Keyset) -> dict[Any, Page[Any]]:

@@ -103,6 +103,8 @@ async def _resources(
     f: ResourceFilter,
     first: int,
     after: tuple[str, str] | None,
+    single: bool = False,
+    count: bool = True,
 ) -> list[asyncpg.Record]:
     conditions = filter_conditions(f, arg)
     cursor = f"(state_name, address) > ({arg(after[0])}, {arg(after[1])})" if after else "true"
@@ -115,6 +117,8 @@ async def _resources(
         limit=arg(first + 1),
         select=RESOURCE_COLUMNS,
         joins=RESOURCE_JOINS,
+        owner=owner if single else None,
+        count=count,
     )
     return await conn.fetch(sql, *arg)
 
@@ -125,8 +129,11 @@ async def search_resources(
     *,
     first: int,
     after: tuple[str, str] | None = None,
+    count: bool = True,
 ) -> Page[asyncpg.Record]:
-    """Resources of the current version of every state (or of `f.state`), by state and address."""
+    """Resources of the current version of every state (or of `f.state`), by state and
+    address; `count=False` leaves the page's total uncounted (None), a pass over every
+    resource matched saved."""
     records = await _resources(
         conn,
         owner=str(ALL),
@@ -136,6 +143,8 @@ async def search_resources(
         f=f,
         first=first,
         after=after,
+        single=True,
+        count=count,
     )
     return single_page(records, first, RESOURCE_KEY)
 

@@ -21,6 +21,7 @@ from app.api.graph.types import (
     resources_of,
     state_of,
 )
+from app.api.lookahead import selected_below
 from app.api.pagination import DEFAULT_FIRST, AfterArg, Connection, FirstArg, connection, page_args
 from app.api.prefetch import resolve
 from app.graph import edges, events, inventory, queries, resources
@@ -70,7 +71,11 @@ class GraphQuery:
     ) -> Connection[Resource]:
         args = page_args(first, after, resources.RESOURCE_KEY)
         page = await info.context.read(
-            resources.search_resources, graph_filter(filter), first=args.first, after=args.after
+            resources.search_resources,
+            graph_filter(filter),
+            first=args.first,
+            after=args.after,
+            count=any(f.name == "totalCount" for f in selected_below(info, ())),
         )
         return await prefetch_resources(
             info, connection(page, resources_of(page.rows), after=after)
