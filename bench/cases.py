@@ -12,7 +12,7 @@ from typing import Any
 
 import asyncpg
 
-from app.graph import edges, resources, store
+from app.graph import edges, resources
 from app.graph.ids import time_ordered_ids
 from app.jsonutil import dumps, loads
 from app.tfstate import INSTANCE_COLUMNS, NormalizedState, parse_state
@@ -116,7 +116,6 @@ async def _import(env: Env, case: str, instances: int, prefix: str) -> tuple[Res
     async def baseline() -> None:
         loads(body)
         async with env.pool.acquire() as conn, conn.transaction():
-            await store.compress_fast(conn)
             await conn.execute(
                 """INSERT INTO bare_versions (id, state_id, serial, lineage, raw_state, raw_md5)
                    VALUES ($1, $2, 1, $3, $4, $5)""",

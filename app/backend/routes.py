@@ -13,6 +13,7 @@ client; states are parsed off the event loop.
 import asyncio
 import base64
 from collections.abc import AsyncIterator, Awaitable, Callable
+from uuid import UUID
 
 import asyncpg
 from starlette.requests import ClientDisconnect, Request
@@ -26,10 +27,10 @@ from app.backend.responses import MethodNotAllowed, Unavailable, error_response,
 from app.config import MIB
 from app.graph import locks
 from app.graph.errors import BadInput, GraphError, NotFound
-from app.graph.store import Written, current_raw
+from app.graph.store import Written, current_raw, raw_slice
 from app.jsonutil import gc_paused
 
-# States up to this size are sent in one go; bigger ones in pieces of it.
+# States up to this size are read in one go; bigger ones stream in slices of it.
 RAW_CHUNK = 8 * MIB
 LOCK_INFO_LIMIT = 64 * 1024
 MAX_NAME_LENGTH = 512
@@ -52,22 +53,27 @@ def _lock_id(request: Request) -> str | None:
 
 async def get_state(request: Request, name: str) -> Response:
     async with _pool(request).acquire() as conn:
-        version = await current_raw(conn, name)
+        version = await current_raw(conn, name, RAW_CHUNK)
     if version is None:
         raise NotFound(f"no state {name!r}")
-    raw: bytes = version["raw"]
     headers = {"Content-MD5": base64.b64encode(version["raw_md5"]).decode()}
-    if len(raw) <= RAW_CHUNK:
-        return Response(raw, headers=headers, media_type="application/json")
-    headers["Content-Length"] = str(len(raw))
-    return StreamingResponse(_pieces(raw), headers=headers, media_type="application/json")
+    if version["raw"] is not None:
+        return Response(version["raw"], headers=headers, media_type="application/json")
+    headers["Content-Length"] = str(version["size"])
+    return StreamingResponse(
+        _slices(_pool(request), version["id"], version["size"]),
+        headers=headers,
+        media_type="application/json",
+    )
 
 
-async def _pieces(raw: bytes) -> AsyncIterator[bytes]:
-    """A big state in pieces, each sent when the client has taken the one before: the
-    server holds the bytes once, not a second copy queued for the socket."""
-    for offset in range(0, len(raw), RAW_CHUNK):
-        yield raw[offset : offset + RAW_CHUNK]
+async def _slices(pool: asyncpg.Pool, version_id: UUID, size: int) -> AsyncIterator[bytes]:
+    for offset in range(0, size, RAW_CHUNK):
+        async with pool.acquire() as conn:  # not held while the client reads
+            chunk = await raw_slice(conn, version_id, offset, RAW_CHUNK)
+        if chunk is None:  # deleted meanwhile: cut the response short, visibly
+            raise RuntimeError(f"state version {version_id} was deleted while being sent")
+        yield chunk
 
 
 async def post_state(request: Request, name: str) -> Response:

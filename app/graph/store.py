@@ -74,15 +74,6 @@ async def current_version(conn: asyncpg.Connection, state_id: UUID) -> asyncpg.R
     )
 
 
-async def compress_fast(conn: asyncpg.Connection) -> None:
-    """Until the transaction ends, compress new large values (a version's raw bytes) with
-    lz4 where the server has it: about as small as pglz on states, twice as fast to write."""
-    await conn.execute(
-        """SELECT set_config('default_toast_compression', 'lz4', true) FROM pg_settings
-           WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)"""
-    )
-
-
 async def write_version(
     conn: asyncpg.Connection,
     name: str,
@@ -123,7 +114,6 @@ async def write_version(
                     f"{current['serial']} of state {name!r}",
                     {"current_serial": current["serial"], "serial": state.serial},
                 )
-        await compress_fast(conn)
         version_id = await _insert_version(conn, state_id, state, body, md5, actor)
         await conn.execute("UPDATE states SET lineage = $2 WHERE id = $1", state_id, state.lineage)
         await append_event(
@@ -267,15 +257,30 @@ async def export_state(
     return document
 
 
-async def current_raw(conn: asyncpg.Connection, name: str) -> asyncpg.Record | None:
-    """The current version of state `name` as written: its id, serial, the raw bytes
-    (`raw`) and their MD5. One read: slices of a compressed value would each decompress
-    it from the start, a cost that grows with the square of its size."""
+async def current_raw(conn: asyncpg.Connection, name: str, inline: int) -> asyncpg.Record | None:
+    """The current version of state `name` as written: id, serial, size and MD5 of its
+    raw bytes, and the bytes themselves (`raw`) only when at most `inline` long; bigger
+    ones are read in slices with `raw_slice`, so no copy of a huge state is held whole
+    (raw_state is stored uncompressed, so a slice reads just its own TOAST chunks)."""
     return await conn.fetchrow(
-        """SELECT v.id, v.serial, v.raw_md5, v.raw_state AS raw
+        """SELECT v.id, v.serial, v.raw_md5, octet_length(v.raw_state) AS size,
+                  CASE WHEN octet_length(v.raw_state) <= $2 THEN v.raw_state END AS raw
            FROM states s JOIN state_versions v ON v.state_id = s.id
            WHERE s.name = $1 ORDER BY v.serial DESC LIMIT 1""",
         name,
+        inline,
+    )
+
+
+async def raw_slice(
+    conn: asyncpg.Connection, version_id: UUID, offset: int, size: int
+) -> bytes | None:
+    """`size` raw bytes of a version from `offset` (0-based); None when the version is gone."""
+    return await conn.fetchval(
+        "SELECT substring(raw_state FROM $2 FOR $3) FROM state_versions WHERE id = $1",
+        version_id,
+        offset + 1,
+        size,
     )
 
 
