@@ -1,10 +1,12 @@
 """Whole-state locks (Terraform's LOCK/UNLOCK), and the writes and deletes they guard.
 
-Lock, unlock, write and delete of one state each run in a transaction that
-first locks the state's row (FOR UPDATE), so they happen one at a time: no
-LOCK or UNLOCK can slip between a write's lock check and the write itself.
-Who gets the lock is decided by INSERT ... ON CONFLICT DO NOTHING on
-state_locks (one row per state), as the seed schema designs it.
+Lock, unlock, write and delete of one state each first lock the state's row
+(FOR UPDATE, or the upsert of LOCK, which locks the row it finds), so they
+happen one at a time: no LOCK or UNLOCK can slip between a write's lock check
+and the write itself. Who gets the lock is decided by INSERT ... ON CONFLICT
+DO NOTHING on state_locks (one row per state), as the seed schema designs it.
+LOCK and UNLOCK are one statement each (with their audit event): the common
+case costs one round trip.
 """
 
 from typing import Any
@@ -13,7 +15,6 @@ from uuid import UUID
 import asyncpg
 
 from app.graph.errors import Locked, NotFound
-from app.graph.events import append_event
 from app.graph.store import Written, delete_state, ensure_state, write_version
 from app.tfstate import NormalizedState
 
@@ -60,6 +61,44 @@ async def _refuse_other_holder(
         raise _locked(name, holder)
 
 
+# LOCK in one statement: make or find the state's row and lock it (an upsert locks the
+# row it finds, as FOR UPDATE would), take the lock if free, and record the event.
+_LOCK = """
+    WITH state AS (
+        INSERT INTO states (name, kind) VALUES ($1, 'terraform')
+        ON CONFLICT (name) DO UPDATE SET name = excluded.name
+        RETURNING id
+    ), taken AS (
+        INSERT INTO state_locks (state_id, lock_id, info) SELECT id, $2, $3 FROM state
+        ON CONFLICT (state_id) DO NOTHING
+        RETURNING state_id
+    ), event AS (
+        INSERT INTO events (state_id, state_name, action, actor, detail)
+        SELECT state_id, $1, 'lock', $4, $5 FROM taken
+    )
+    SELECT id AS state_id, EXISTS (SELECT 1 FROM taken) AS taken FROM state"""
+
+# UNLOCK in one statement: lock the state's row, release the lock when `$2` (the lock
+# ID; NULL = any) is the holder's, record the event, and return the holder.
+_UNLOCK = """
+    WITH state AS (
+        SELECT id FROM states WHERE name = $1 FOR UPDATE
+    ), holder AS (
+        SELECT l.state_id, l.lock_id, l.info FROM state_locks l JOIN state ON l.state_id = state.id
+    ), released AS (
+        DELETE FROM state_locks l USING holder h
+        WHERE l.state_id = h.state_id AND ($2::text IS NULL OR h.lock_id = $2)
+        RETURNING l.state_id
+    ), event AS (
+        INSERT INTO events (state_id, state_name, action, actor, detail)
+        SELECT h.state_id, $1, $3, $4,
+               jsonb_build_object('id', h.info -> 'ID', 'who', h.info -> 'Who',
+                                  'operation', h.info -> 'Operation')
+        FROM holder h JOIN released r ON r.state_id = h.state_id
+    )
+    SELECT h.lock_id, h.info, EXISTS (SELECT 1 FROM released) AS released FROM holder h"""
+
+
 async def lock(conn: asyncpg.Connection, name: str, info: dict[str, Any], *, actor: str) -> bool:
     """Take the lock of state `name` for the LockInfo `info` (its "ID" names the lock).
 
@@ -67,27 +106,20 @@ async def lock(conn: asyncpg.Connection, name: str, info: dict[str, Any], *, act
     held (a LOCK retried after a lost response); raises Locked with the holder's
     LockInfo when another lock is held.
     """
-    async with conn.transaction():
-        state_id = await _hold_or_create(conn, name)
-        taken = await conn.fetchval(
-            """INSERT INTO state_locks (state_id, lock_id, info) VALUES ($1, $2, $3)
-               ON CONFLICT (state_id) DO NOTHING RETURNING true""",
-            state_id,
-            info["ID"],
-            info,
-        )
-        if not taken:
-            await _refuse_other_holder(conn, state_id, name, info["ID"])
-            return False
-        await append_event(
-            conn,
-            state_name=name,
-            state_id=state_id,
-            action="lock",
-            actor=actor,
-            detail=_lock_detail(info),
-        )
-    return True
+    while True:
+        row = await conn.fetchrow(_LOCK, name, info["ID"], info, actor, _lock_detail(info))
+        if row["taken"]:
+            return True
+        # Held: name the holder as of holding the state's row, so it cannot change
+        # (a holder seen by the statement above may have unlocked since).
+        async with conn.transaction():
+            await _hold(conn, name)
+            holder = await _holder(conn, row["state_id"])
+            if holder is not None and holder["lock_id"] != info["ID"]:
+                raise _locked(name, holder)
+            if holder is not None:
+                return False
+        # released meanwhile: try to take it again
 
 
 async def unlock(
@@ -99,22 +131,12 @@ async def unlock(
     Returns False when no lock was held (a retried UNLOCK); raises Locked with
     the holder's LockInfo when another lock is held.
     """
-    async with conn.transaction():
-        state_id = await _hold(conn, name)
-        holder = await _holder(conn, state_id) if state_id else None
-        if holder is None:
-            return False
-        if lock_id is not None and lock_id != holder["lock_id"]:
-            raise _locked(name, holder)
-        await conn.execute("DELETE FROM state_locks WHERE state_id = $1", state_id)
-        await append_event(
-            conn,
-            state_name=name,
-            state_id=state_id,
-            action="force-unlock" if force else "unlock",
-            actor=actor,
-            detail=_lock_detail(holder["info"]),
-        )
+    action = "force-unlock" if force else "unlock"
+    holder = await conn.fetchrow(_UNLOCK, name, lock_id, action, actor)
+    if holder is None:
+        return False
+    if not holder["released"]:
+        raise _locked(name, holder)
     return True
 
 
