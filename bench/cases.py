@@ -12,11 +12,14 @@ from typing import Any
 
 import asyncpg
 
+from app.catalog.scopes import create_scope
 from app.graph import edges, resources
 from app.graph.ids import time_ordered_ids
+from app.iac import service
 from app.jsonutil import dumps, loads
 from app.tfstate import INSTANCE_COLUMNS, NormalizedState, parse_state
 from bench.generate import generate_state
+from bench.generate_iac import RESOURCES_PER_TABLE, generate_document
 from bench.harness import Result, alternate
 from bench.http import Client, Response
 
@@ -30,10 +33,11 @@ class Size:
     whole_first: int
     lock_clients: int
     lock_cycles: int
+    plan_resources: int
 
 
-FULL = Size(20_000, 100_000, 5, 1000, 1000, 16, 50)
-TINY = Size(200, 600, 1, 50, 20, 3, 3)
+FULL = Size(20_000, 100_000, 5, 1000, 1000, 16, 50, 5000)
+TINY = Size(200, 600, 1, 50, 20, 3, 3, 40)
 
 
 @dataclass
@@ -501,7 +505,44 @@ async def locks_case(env: Env) -> Result:
     )
 
 
+# --- plan -----------------------------------------------------------------------------
+
+PLAN_QUERY = """mutation ($scope: String!, $document: String!) {
+  plan(scope: $scope, document: $document) { hash summary { noop create skip insert } }
+}"""
+
+
+async def plan_case(env: Env) -> Result:
+    tables = max(1, env.size.plan_resources // RESOURCES_PER_TABLE)
+    document = generate_document(tables)
+    async with env.pool.acquire() as conn:
+        await create_scope(conn, "bench", "Bench")
+        first = await service.plan(conn, "bench", document)
+        await service.apply(conn, "bench", document, first.hash, actor="bench")
+
+    expected = {"noop": tables * RESOURCES_PER_TABLE, "create": 0, "skip": 2 * tables, "insert": 0}
+
+    async def candidate() -> None:
+        data = await graphql(env, PLAN_QUERY, scope="bench", document=document.decode())
+        if data["plan"]["summary"] != expected:
+            raise AssertionError(f"plan summary {data['plan']['summary']} != {expected}")
+
+    seconds, _ = await alternate(candidate, None, env.size.runs)
+    return Result(
+        "plan",
+        f"plan mutation, {tables * RESOURCES_PER_TABLE:,}-resource document vs same scope",
+        "(absolute)",
+        seconds,
+        None,
+        "< 3 s",
+        seconds < 3.0,
+        env.size.runs,
+        {"document_bytes": len(document), "lines": document.count(b"\n")},
+    )
+
+
 IMPORT_GROUP = (import_case, blast_radius_whole_case)
 BIG_GROUP = (big_import_case, blast_radius_case, list_case, state_get_case)
 LOCK_GROUP = (locks_case,)
-GROUPS = {"import": IMPORT_GROUP, "big": BIG_GROUP, "locks": LOCK_GROUP}
+PLAN_GROUP = (plan_case,)
+GROUPS = {"import": IMPORT_GROUP, "big": BIG_GROUP, "locks": LOCK_GROUP, "plan": PLAN_GROUP}
