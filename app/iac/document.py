@@ -306,7 +306,7 @@ _BOOL = _expect("a boolean", bool)
 _OBJECT = _expect("an object", dict)
 _TABLE_REF = _pattern(REF)
 
-_SPECS: Final[dict[str, dict[str, Check]]] = {
+SPEC_CHECKS: Final[dict[str, dict[str, Check]]] = {
     "table": {"name": _name, "description": _STR, "settings": _OBJECT, "tags": _list_of(_name)},
     "column": {
         "name": _name,
@@ -471,7 +471,7 @@ def _kind(
     if ref is not None:
         fields["ref"] = fields["renamed_from"] = _pattern(ref)
         required.append("ref")
-    spec_schema = _SPECS.get(name)
+    spec_schema = SPEC_CHECKS.get(name)
     fields["spec"] = _no_spec if spec_schema is None else _any
     fields.update(identity or {})
     spec = None if spec_schema is None else _object_of(spec_schema)
@@ -579,7 +579,7 @@ def _fits(value: Any, pattern: re.Pattern[str] | None) -> bool:
     return isinstance(value, str) and pattern is not None and _matches(pattern.pattern, value)
 
 
-def _canonical(value: Any) -> bytes:
+def canonical(value: Any) -> bytes:
     """One spelling per JSON value, to compare values and record keys exactly."""
     try:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
@@ -629,7 +629,7 @@ def _key_identity(table: str, key: dict[str, Any]) -> tuple[Any, ...]:
         ((column, value),) = key.items()
         if type(value) is str:
             return (table, column, value)
-    return (table, _canonical(key))
+    return (table, canonical(key))
 
 
 class _Parser:
@@ -837,7 +837,7 @@ class _Parser:
                 elif (
                     isinstance(values, dict)
                     and column in values
-                    and _canonical(value) != _canonical(values[column])
+                    and canonical(value) != canonical(values[column])
                 ):
                     errors.append(f"key.{column} and values.{column} differ")
         for message in errors:

@@ -53,13 +53,13 @@ from app.catalog.records import list_records_by_key
 from app.catalog.snapshot import load_scope_snapshot
 from app.graph.errors import BadInput
 from app.iac.document import (
-    _SPECS,
     COMMAND_REF,
     PRINCIPAL,
     REF,
+    SPEC_CHECKS,
     SYSTEM,
     TABLE_SPACE_KINDS,
-    _canonical,
+    canonical,
     qualify,
 )
 from app.iac.fields import RefIndex, authored_live
@@ -119,7 +119,7 @@ def _spec(kind: str, live: Mapping[str, Any], refs: RefIndex, system: str) -> di
     elif kind == "column":
         allowed = _OPTION_OF_TYPE.get(live["type"])
         authored["options"] = {k: v for k, v in authored["options"].items() if k == allowed}
-    checks = _SPECS[kind]
+    checks = SPEC_CHECKS[kind]
     spec = {}
     for name, value in authored.items():
         problems: list[str] = []
@@ -277,7 +277,7 @@ class _Export:
             seen: set[bytes] = set()
             for record in records.get(table_id, ()):
                 key = _record_key(self.columns[table_id], record["values"])
-                identity = _canonical(key)
+                identity = canonical(key)
                 if key and identity not in seen:
                     seen.add(identity)
                     key_of[str(record["id"])] = key

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.iac.document import Line, _canonical
+from app.iac.document import Line, canonical
 from app.iac.state import is_secret, strip_secrets
 
 # The fields plan compares, per kind, in display order. A grant's principal, an insight
@@ -46,7 +46,7 @@ def system_tag(system: str) -> str:
 
 def same(a: Any, b: Any) -> bool:
     """Equal as JSON values (exact: 1 and 1.0 differ as jsonb keeps them apart too)."""
-    return a is b or _canonical(a) == _canonical(b)
+    return a is b or canonical(a) == canonical(b)
 
 
 def redact(value: Any) -> Any:

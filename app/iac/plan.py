@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from app.catalog.kinds import RESOURCE_KINDS
-from app.iac.document import Document, DocumentError, Line, LineError, _canonical, qualify
+from app.iac.document import Document, DocumentError, Line, LineError, canonical, qualify
 from app.iac.fields import (
     REQUIRED_ON_CREATE,
     RefIndex,
@@ -500,17 +500,17 @@ class _Planner:
         for record in self.doc.records:
             table_id = self.table_ids.get(record.table) or self._parent_id_of_table(record.table)
             keys = self._column_keys(record.table)
-            ref = f"{record.table} {_canonical(record.key).decode()}"
+            ref = f"{record.table} {canonical(record.key).decode()}"
             action = "insert"
             if table_id is not None and all(c in keys for c in record.key):
                 columns = tuple(sorted(record.key))
                 index = seen.get((table_id, columns))
                 if index is None:
                     index = seen[(table_id, columns)] = {
-                        _canonical([values.get(keys[c]) for c in columns])
+                        canonical([values.get(keys[c]) for c in columns])
                         for values in self.records.get(table_id, ())
                     }
-                if _canonical([record.key[c] for c in columns]) in index:
+                if canonical([record.key[c] for c in columns]) in index:
                     action = "skip"
             reason = "a record with this key exists" if action == "skip" else "key not found"
             self.actions.append(Action(action, "record", ref, reason, (), record.line))
@@ -583,7 +583,7 @@ class _Planner:
                 for a in self.actions
             ],
         ):
-            digest.update(_canonical(part))
+            digest.update(canonical(part))
             digest.update(b"\n")
         return digest.hexdigest()
 
