@@ -114,29 +114,22 @@ def render_plan(plan: Plan) -> str:
 
 async def plan(settings: Settings, scope: str, file: str) -> None:
     document = _read_document(file)
-
-    async def work(conn: asyncpg.Connection) -> Plan:
-        return await service.plan(conn, scope, document)
-
-    sys.stdout.write(render_plan(await _with_conn(settings, work)))
+    planned = await _with_conn(settings, lambda conn: service.plan(conn, scope, document))
+    sys.stdout.write(render_plan(planned))
 
 
 async def apply(settings: Settings, scope: str, plan_hash: str, file: str) -> None:
     document = _read_document(file)
-
-    async def work(conn: asyncpg.Connection) -> service.Applied:
-        return await service.apply(conn, scope, document, plan_hash, actor=CLI_ACTOR)
-
-    applied = await _with_conn(settings, work)
+    applied = await _with_conn(
+        settings, lambda conn: service.apply(conn, scope, document, plan_hash, actor=CLI_ACTOR)
+    )
     print(f"applied: {applied.state_name} serial {applied.serial}")
     print(f"summary: {_counts(applied.summary)}")
 
 
 async def export_iac(settings: Settings, scope: str, system: str) -> None:
-    async def work(conn: asyncpg.Connection) -> bytes:
-        return await service.export(conn, scope, system)
-
-    sys.stdout.buffer.write(await _with_conn(settings, work))
+    document = await _with_conn(settings, lambda conn: service.export(conn, scope, system))
+    sys.stdout.buffer.write(document)
 
 
 def _error_lines(exc: GraphError) -> list[str]:

@@ -12,12 +12,12 @@ from typing import Any
 
 import asyncpg
 
-from app.catalog import records as catalog_records
 from app.catalog import resources, tables
+from app.catalog.records import insert_records_by_key, list_records_by_key
 from app.graph.errors import BadInput
-from app.iac.document import qualify
-from app.iac.fields import system_tag
-from app.iac.plan import KIND_ORDER, Plan, RecordStep, Step, last_applied
+from app.iac.document import canonical, qualify
+from app.iac.fields import column_key, system_tag
+from app.iac.plan import KIND_ORDER, Plan, RecordStep, Step
 from app.iac.state import StateRow, replace_rows
 from app.jsonutil import dumps
 
@@ -42,6 +42,10 @@ class _Ids:
 
     def column(self, table: str, ref: str) -> str:
         return self.get("column", qualify("column", ref, table))
+
+    def column_keys(self, table: str, values: Mapping[str, Any]) -> dict[str, Any]:
+        """`values` by column ref -> by column key (the records' form)."""
+        return {column_key(self.column(table, ref)): value for ref, value in values.items()}
 
 
 def _catalog_fields(step: Step, fields: Mapping[str, Any], ids: _Ids) -> dict[str, Any]:
@@ -100,9 +104,8 @@ async def _update(conn: asyncpg.Connection, step: Step, ids: _Ids) -> None:
 def _table_id(step: Step, live_id: str, ids: _Ids) -> str | None:
     if step.kind == "table":
         return live_id
-    if step.kind in ("command", "insight_selection"):
-        return None
-    return ids.get("table", step.line.table or "") if step.line else step.table_id
+    table = step.line.table if step.line is not None else None
+    return None if table is None else ids.get("table", table)  # None: command, insight
 
 
 async def apply_plan(
@@ -131,9 +134,8 @@ async def apply_plan(
             deleted.add(step.row.key)
 
     for step in sorted(plan.steps, key=lambda s: _RANK[s.kind]):
-        if step.action not in ("create", "update", "move", "adopt", "noop") or step.line is None:
-            continue
-        if step.line.absent:
+        # declared present: create, update, move, adopt or noop (absent lines only delete)
+        if step.line is None or step.line.absent or step.action in ("delete", "orphaned"):
             continue
         if step.action == "create":
             live_id = await _create(conn, scope_id, step, ids)
@@ -142,7 +144,7 @@ async def apply_plan(
             assert step.live_id is not None
             live_id = step.live_id
             await _update(conn, step, ids)
-        remembered = last_applied(step)
+        remembered = dict(step.remembered)
         if step.row is not None and step.row.key != (step.kind, step.ref):
             deleted.add(step.row.key)  # a move: the old ref's row goes
         unchanged = (
@@ -199,12 +201,14 @@ def _reference_targets(plan: Plan) -> dict[tuple[str, str], str]:
 async def _insert_records(conn: asyncpg.Connection, plan: Plan, ids: _Ids) -> None:
     """Insert the plan's records, table by table, referenced tables first. A reference
     value may be the key of a record of the target table (`{"name": "Acme"}`, as export
-    writes it): it is resolved to that record's ID, among records live or just inserted."""
+    writes it): it is resolved to that record's ID, among records live or just inserted
+    (each target table's records read once, after its own records went in)."""
     targets = _reference_targets(plan)
     by_table: dict[str, list[RecordStep]] = {}
     for record in plan.records:
         by_table.setdefault(record.table, []).append(record)
     referenced = {target for (table, _), target in targets.items() if table in by_table}
+    found: dict[str, list[dict[str, Any]]] = {}  # target table ref -> its records
     for table in sorted(by_table, key=lambda t: t not in referenced):
         rows = []
         for record in by_table[table]:
@@ -212,21 +216,34 @@ async def _insert_records(conn: asyncpg.Connection, plan: Plan, ids: _Ids) -> No
             for ref, value in record.values.items():
                 target = targets.get((table, ref))
                 if target is not None and isinstance(value, dict):
-                    value = await _record_id(conn, ids, target, value, record.line)
-                row[ids.column(table, ref).rsplit(":", 1)[1]] = value
+                    if target not in found:
+                        target_id = ids.get("table", target)
+                        found[target] = (await list_records_by_key(conn, [target_id]))[target_id]
+                    value = _record_id(found[target], ids, target, value, record.line)
+                row[column_key(ids.column(table, ref))] = value
             rows.append(row)
-        await catalog_records.insert_records_by_key(conn, ids.get("table", table), rows)
+        await insert_records_by_key(conn, ids.get("table", table), rows)
+        found.pop(table, None)  # read again if a later table refers to it
 
 
-async def _record_id(
-    conn: asyncpg.Connection, ids: _Ids, table: str, key: Mapping[str, Any], line: int
+def _record_id(
+    records: Sequence[Mapping[str, Any]],
+    ids: _Ids,
+    table: str,
+    key: Mapping[str, Any],
+    line: int,
 ) -> str:
-    by_key = {ids.column(table, ref).rsplit(":", 1)[1]: value for ref, value in key.items()}
-    found = await catalog_records.find_records(conn, ids.get("table", table), by_key)
-    if len(found) != 1:
+    """The ID of the one record of `table` holding the values of `key` (by column ref)."""
+    wanted = {k: canonical(v) for k, v in ids.column_keys(table, key).items()}
+    matches = [
+        r["id"]
+        for r in records
+        if all(k in r["values"] and canonical(r["values"][k]) == v for k, v in wanted.items())
+    ]
+    if len(matches) != 1:
         raise BadInput(
             f"line {line} (record): the reference {dumps(key).decode()} matches "
-            f"{len(found)} records of table {table}, not one",
+            f"{len(matches)} records of table {table}, not one",
             {"line": line, "table": table, "key": dict(key)},
         )
-    return found[0]
+    return matches[0]

@@ -44,6 +44,11 @@ def system_tag(system: str) -> str:
     return f"system:{system}"
 
 
+def column_key(column_id: str) -> str:
+    """The key of a column (its values' key in records) from its ID `{table uuid}:{key}`."""
+    return column_id.rsplit(":", 1)[1]
+
+
 def same(a: Any, b: Any) -> bool:
     """Equal as JSON values (exact: 1 and 1.0 differ as jsonb keeps them apart too)."""
     return a is b or canonical(a) == canonical(b)

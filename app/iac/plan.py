@@ -36,6 +36,7 @@ from app.iac.fields import (
     REQUIRED_ON_CREATE,
     RefIndex,
     authored_live,
+    column_key,
     desired_of,
     last_applied_of,
     redact,
@@ -82,16 +83,16 @@ class Action:
 @dataclass(frozen=True, slots=True)
 class Step:
     """What apply does for one action: the line, the live resource it acts on, the fields
-    to write (authored form), and the state row it replaces or deletes."""
+    to write (authored form), what state will remember of the declaration (`desired`
+    without secrets), and the state row it replaces or deletes."""
 
     action: str
     kind: str
     ref: str
     line: Line | None = None
     live_id: str | None = None
-    table_id: str | None = None
     writes: Mapping[str, Any] = field(default_factory=dict)
-    desired: Mapping[str, Any] = field(default_factory=dict)
+    remembered: Mapping[str, Any] = field(default_factory=dict)
     row: StateRow | None = None  # the state row it had (for a move: under the old ref)
 
 
@@ -227,13 +228,14 @@ class _Planner:
             self.read[found["id"]] = found
         return found
 
-    def _parent_id(self, line: Line) -> str | None:
-        """The live ID of the line's parent: its table, or None (scope-level kinds)."""
-        if line.table is None:
+    def _table_id(self, table_ref: str | None) -> str | None:
+        """The live ID of a table by ref: declared in the document (None while it is to be
+        created), else managed by this system; None for no table (scope-level kinds)."""
+        if table_ref is None:
             return None
-        if line.table in self.table_ids:
-            return self.table_ids[line.table]
-        row = self._row("table", line.table)  # undeclared table: managed by this system
+        if table_ref in self.table_ids:
+            return self.table_ids[table_ref]
+        row = self._row("table", table_ref)
         found = self._look("table", row.resource_id) if row else None
         return found["id"] if found else None
 
@@ -242,7 +244,7 @@ class _Planner:
             return self.live.tables_by_name.get((line.spec or {}).get("name"), [])
         if line.kind in ("command", "insight_selection"):
             return self.live.commands_and_insights.get(line.kind, [])
-        parent = self._parent_id(line)
+        parent = self._table_id(line.table)
         return self.live.children.get((parent, line.kind), []) if parent else []
 
     def _adoptable(self, line: Line, desired: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -379,11 +381,10 @@ class _Planner:
         return changes, writes
 
     def _plan_line(self, line: Line) -> None:
-        desired = desired_of(line, self.system) if not line.absent else {}
-        if line.absent and line.kind == "table" and line.spec:
-            desired = desired_of(line, self.system)  # absent table with a spec: adopt, delete
+        # an absent table may carry a spec: adopt it by name, then delete it
+        declares = not line.absent or (line.kind == "table" and bool(line.spec))
+        desired = desired_of(line, self.system) if declares else {}
         how, row, found, reason = self._resolve(line, desired)
-        table_id = self._parent_id(line) if line.kind != "table" else None
         if not line.absent:
             self._check_tables_known(line)
         if how == "orphaned":
@@ -392,15 +393,7 @@ class _Planner:
             self._remember(line, None)
             if found is not None:
                 self._add(
-                    Step(
-                        "delete",
-                        line.kind,
-                        line.qualified_ref,
-                        line,
-                        found["id"],
-                        table_id or found.get("table_id"),
-                        row=row,
-                    ),
+                    Step("delete", line.kind, line.qualified_ref, line, found["id"], row=row),
                     "state: absent" + (" (adopted, then deleted)" if how == "adopted" else ""),
                 )
             elif how != "orphaned":
@@ -421,9 +414,8 @@ class _Planner:
                     line.qualified_ref,
                     line,
                     None,
-                    table_id,
                     dict(desired),
-                    desired,
+                    last_applied_of(desired),
                 ),
                 "repairs an orphaned state row" if how == "orphaned" else "declared, not live",
                 changes,
@@ -443,9 +435,8 @@ class _Planner:
                 line.qualified_ref,
                 line,
                 found["id"],
-                found["id"] if line.kind == "table" else found.get("table_id"),
                 writes,
-                desired,
+                last_applied_of(desired),
                 row,
             ),
             reason,
@@ -468,7 +459,7 @@ class _Planner:
     def _orphan(self, row: StateRow, line: int | None = None) -> None:
         self.used_rows.add(row.key)
         self._add(
-            Step("orphaned", row.resource_type, row.ref, row=row, table_id=row.table_id),
+            Step("orphaned", row.resource_type, row.ref, row=row),
             f"state names {row.resource_id}, which no longer exists",
             line=line,
         )
@@ -484,22 +475,23 @@ class _Planner:
 
     # --- records ----------------------------------------------------------------------
 
-    def _column_keys(self, table_ref: str) -> dict[str, str]:
-        """Column ref -> live column key, for the table's bound columns."""
-        out = {}
+    def _column_keys(self) -> dict[str, dict[str, str]]:
+        """Table ref -> {column ref: live column key}, for the bound columns."""
+        out: dict[str, dict[str, str]] = {}
         for line in self.doc.lines:
-            if line.kind == "column" and line.table == table_ref and not line.absent:
+            if line.kind == "column" and not line.absent:
                 column_id = self.bound.get(line.qualified_ref)
                 if column_id is not None:
-                    out[line.ref or ""] = column_id.rsplit(":", 1)[1]
+                    out.setdefault(line.table or "", {})[line.ref or ""] = column_key(column_id)
         return out
 
     def _plan_records(self) -> list[RecordStep]:
         steps = []
         seen: dict[tuple[str, tuple[str, ...]], set[bytes]] = {}
+        column_keys = self._column_keys()
         for record in self.doc.records:
-            table_id = self.table_ids.get(record.table) or self._parent_id_of_table(record.table)
-            keys = self._column_keys(record.table)
+            table_id = self._table_id(record.table)
+            keys = column_keys.get(record.table, {})
             ref = f"{record.table} {canonical(record.key).decode()}"
             action = "insert"
             if table_id is not None and all(c in keys for c in record.key):
@@ -517,11 +509,6 @@ class _Planner:
             if action == "insert":
                 steps.append(RecordStep(record.table, record.line, record.values))
         return steps
-
-    def _parent_id_of_table(self, table_ref: str) -> str | None:
-        row = self._row("table", table_ref)
-        found = self._look("table", row.resource_id) if row else None
-        return found["id"] if found else None
 
     # --- the whole plan -------------------------------------------------------------------
 
@@ -645,8 +632,3 @@ def record_tables(
                 out.append(resource["id"])
                 break
     return out
-
-
-def last_applied(step: Step) -> dict[str, Any]:
-    """The state's memory of a step's declaration (secrets removed)."""
-    return last_applied_of(step.desired)
