@@ -19,7 +19,7 @@ from app.catalog.kinds import COLUMN, validate
 from app.catalog.records import check_column_fits
 from app.catalog.tables import lock_table, sync_column_mapping
 from app.catalog.values import check_definition
-from app.graph.errors import BadInput, Conflict
+from app.graph.errors import BadInput, Conflict, NotFound
 
 _KEY_ALPHABET = string.digits + string.ascii_lowercase
 
@@ -87,6 +87,16 @@ async def _prepared(
     return column
 
 
+async def _lock_table_of(conn: asyncpg.Connection, column_id: Any) -> dict[str, Any]:
+    """Hold the column's table (its ID is the column ID's prefix), so the column is then
+    read as the last writer left it; a missing table is a missing column."""
+    table_id, _, _ = str(column_id).partition(":")
+    try:
+        return await lock_table(conn, table_id)
+    except NotFound:
+        raise NotFound(f"no column {column_id!r}") from None
+
+
 async def create_column(
     conn: asyncpg.Connection, table_id: Any, spec: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -107,9 +117,8 @@ async def update_column(
 ) -> dict[str, Any]:
     values = validate(COLUMN, changes, partial=True)
     async with conn.transaction():
+        table = await _lock_table_of(conn, column_id)
         before = await store.fetch(conn, COLUMN, column_id)
-        table = await lock_table(conn, before["table_id"])
-        before = await store.fetch(conn, COLUMN, column_id)  # as of holding the table
         merged = await _prepared(conn, table, {**before, **values})
         if "options" in values or "type" in values:
             values["options"] = merged["options"]
@@ -122,8 +131,7 @@ async def update_column(
 
 async def delete_column(conn: asyncpg.Connection, column_id: Any) -> dict[str, Any]:
     async with conn.transaction():
-        before = await store.fetch(conn, COLUMN, column_id)
-        table = await lock_table(conn, before["table_id"])
+        table = await _lock_table_of(conn, column_id)
         column = await store.delete(conn, COLUMN, column_id)
         key = column["key"]
         await conn.execute(

@@ -40,6 +40,11 @@ def _by_name(row: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]
     }
 
 
+def _names(columns: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """{column key: column name}: how records are given back."""
+    return {c["key"]: c["name"] for c in columns}
+
+
 async def _columns(conn: asyncpg.Connection, table_id: str) -> list[dict[str, Any]]:
     return (await store.children(conn, COLUMN, [table_id]))[table_id]
 
@@ -189,22 +194,15 @@ async def check_column_fits(conn: asyncpg.Connection, column: Mapping[str, Any])
         raise Conflict(exc.message, exc.detail) from None
 
 
-async def _insert(
+async def _checked_new(
     conn: asyncpg.Connection,
     table: Mapping[str, Any],
     columns: Sequence[Mapping[str, Any]],
     rows: Sequence[Mapping[str, Any]],
-) -> list[str]:
+) -> list[dict[str, Any]]:
+    """New rows ({key: value}) with the column defaults filled in, checked (_checked)."""
     defaults = {c["key"]: c["default"] for c in columns if c["default"] is not None}
-    checked = await _checked(conn, table, columns, [{**defaults, **row} for row in rows])
-    ids = [uuid.uuid4() for _ in checked]
-    table_id = uuid.UUID(table["id"])
-    await conn.copy_records_to_table(
-        "records",
-        columns=("id", "table_id", "values"),
-        records=[(i, table_id, values) for i, values in zip(ids, checked, strict=True)],
-    )
-    return [str(i) for i in ids]
+    return await _checked(conn, table, columns, [{**defaults, **row} for row in rows])
 
 
 async def insert_record(
@@ -214,8 +212,14 @@ async def insert_record(
     async with conn.transaction():
         table = await lock_table(conn, table_id)
         columns = await _columns(conn, table["id"])
-        [record_id] = await _insert(conn, table, columns, [_to_keys(table, columns, values)])
-        return await get_record(conn, record_id)
+        [checked] = await _checked_new(conn, table, columns, [_to_keys(table, columns, values)])
+        row = await conn.fetchrow(
+            """INSERT INTO records (table_id, "values") VALUES ($1, $2)
+               RETURNING id, table_id, "values", created_at""",
+            uuid.UUID(table["id"]),
+            checked,
+        )
+        return _by_name(row, _names(columns))
 
 
 async def insert_records_by_key(
@@ -225,7 +229,15 @@ async def insert_records_by_key(
     Returns their IDs in order."""
     async with conn.transaction():
         table = await lock_table(conn, table_id)
-        return await _insert(conn, table, await _columns(conn, table["id"]), rows)
+        checked = await _checked_new(conn, table, await _columns(conn, table["id"]), rows)
+        ids = [uuid.uuid4() for _ in checked]
+        table_uuid = uuid.UUID(table["id"])
+        await conn.copy_records_to_table(
+            "records",
+            columns=("id", "table_id", "values"),
+            records=[(i, table_uuid, values) for i, values in zip(ids, checked, strict=True)],
+        )
+        return [str(i) for i in ids]
 
 
 async def get_record(conn: asyncpg.Connection, record_id: Any) -> dict[str, Any]:
@@ -251,17 +263,21 @@ async def update_record(
         table_id = await conn.fetchval("SELECT table_id FROM records WHERE id = $1", rid)
         if table_id is None:
             raise NotFound(f"no record {record_id!r}")
-        table = await lock_table(
-            conn, table_id
-        )  # table before record: the order column writers use
+        # table before record: the order column writers use
+        table = await lock_table(conn, table_id)
         current = await conn.fetchval('SELECT "values" FROM records WHERE id = $1 FOR UPDATE', rid)
         if current is None:
             raise NotFound(f"no record {record_id!r}")
         columns = await _columns(conn, table["id"])
         merged = {**current, **_to_keys(table, columns, values)}
         [checked] = await _checked(conn, table, columns, [merged], own_ids=[str(rid)])
-        await conn.execute('UPDATE records SET "values" = $2 WHERE id = $1', rid, checked)
-        return await get_record(conn, rid)
+        row = await conn.fetchrow(
+            """UPDATE records SET "values" = $2 WHERE id = $1
+               RETURNING id, table_id, "values", created_at""",
+            rid,
+            checked,
+        )
+        return _by_name(row, _names(columns))
 
 
 async def delete_record(conn: asyncpg.Connection, record_id: Any) -> dict[str, Any]:
@@ -300,7 +316,7 @@ async def records_of(
         first + 1,
     )
     columns = await store.children(conn, COLUMN, owners)
-    names = {t: {c["key"]: c["name"] for c in cols} for t, cols in columns.items()}
+    names = {t: _names(cols) for t, cols in columns.items()}
     return {
         str(owner): replace(page, rows=[_by_name(r, names[str(owner)]) for r in page.rows])
         for owner, page in pages_by_owner(records, first, RECORD_KEY).items()
@@ -323,16 +339,3 @@ async def list_records_by_key(
             {"id": str(row["id"]), "values": row["values"], "created_at": row["created_at"]}
         )
     return out
-
-
-async def find_records(
-    conn: asyncpg.Connection, table_id: Any, values: Mapping[str, Any]
-) -> list[str]:
-    """IDs of the table's records holding these values (by column key), at most two:
-    enough to tell none, one and several apart."""
-    rows = await conn.fetch(
-        """SELECT id FROM records WHERE table_id = $1 AND "values" @> $2 ORDER BY seq LIMIT 2""",
-        _uuid(table_id),
-        dict(values),
-    )
-    return [str(r["id"]) for r in rows]

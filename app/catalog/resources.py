@@ -151,9 +151,9 @@ async def set_client_access(
     """Create the table's client access, or change the given fields of the one it has."""
     async with conn.transaction():
         table = await tables.lock_table(conn, table_id)
-        [current] = (await store.children(conn, CLIENT_ACCESS, [table["id"]]))[table["id"]] or [
-            None
-        ]
-        if current is None:
-            return await create(conn, "client_access", table["id"], spec)
-        return await update(conn, "client_access", current["id"], spec)
+        existing = (await store.children(conn, CLIENT_ACCESS, [table["id"]]))[table["id"]]
+        if not existing:
+            values = validate(CLIENT_ACCESS, spec, partial=False)
+            return await store.insert(conn, CLIENT_ACCESS, table["id"], values)
+        values = validate(CLIENT_ACCESS, spec, partial=True)
+        return await store.update(conn, CLIENT_ACCESS, existing[0]["id"], values)

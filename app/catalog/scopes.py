@@ -17,10 +17,6 @@ async def create_scope(conn: asyncpg.Connection, slug: str, name: str) -> dict[s
     )
 
 
-async def get_scope(conn: asyncpg.Connection, scope_id: Any) -> dict[str, Any]:
-    return await store.fetch(conn, SCOPE, scope_id)
-
-
 async def scope_by_slug(conn: asyncpg.Connection, slug: str) -> dict[str, Any]:
     row = await conn.fetchrow("SELECT * FROM scopes WHERE slug = $1", slug)
     if row is None:

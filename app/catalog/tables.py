@@ -106,20 +106,6 @@ async def remove_table_tag(conn: asyncpg.Connection, table_id: Any, tag: str) ->
     )
 
 
-async def set_table_iac(
-    conn: asyncpg.Connection, table_id: Any, iac: Mapping[str, Any] | None
-) -> dict[str, Any]:
-    """Write settings.iac (IaC management metadata), or remove it with None."""
-    return await _update_returning(
-        conn,
-        """UPDATE tables SET settings = CASE WHEN $2::jsonb IS NULL THEN settings - 'iac'
-                                             ELSE jsonb_set(settings, '{iac}', $2) END
-           WHERE id = $1 RETURNING *""",
-        store.row_id(TABLE, table_id),
-        dict(iac) if iac is not None else None,
-    )
-
-
 async def sync_column_mapping(conn: asyncpg.Connection, table_id: Any) -> None:
     """Recompute settings.column_mapping (display name -> column key) from the columns."""
     await conn.execute(

@@ -15,38 +15,28 @@ from app.catalog import fields as f
 from app.graph.errors import BadInput
 
 
-def _iso(parse: Callable[[str], Any]) -> Callable[[Any], bool]:
+def _parses(parse: Callable[[str], Any]) -> Callable[[Any], bool]:
+    """Whether a value is a string that `parse` reads."""
+
     def ok(value: Any) -> bool:
+        if not isinstance(value, str):
+            return False
         try:
             parse(value)
-        except (TypeError, ValueError):
+        except ValueError:
             return False
         return True
 
     return ok
 
 
-def _is_uuid(value: Any) -> bool:
-    try:
-        uuid.UUID(value)
-    except (TypeError, ValueError, AttributeError):
-        return False
-    return True
-
-
 _TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "text": ("a string", lambda v: isinstance(v, str)),
     "number": ("a number", lambda v: isinstance(v, int | float) and not isinstance(v, bool)),
     "boolean": ("true or false", lambda v: isinstance(v, bool)),
-    "date": (
-        "an ISO date (YYYY-MM-DD)",
-        lambda v: isinstance(v, str) and _iso(date.fromisoformat)(v),
-    ),
-    "datetime": (
-        "an ISO datetime",
-        lambda v: isinstance(v, str) and _iso(datetime.fromisoformat)(v),
-    ),
-    "reference": ("a record ID (UUID string)", lambda v: isinstance(v, str) and _is_uuid(v)),
+    "date": ("an ISO date (YYYY-MM-DD)", _parses(date.fromisoformat)),
+    "datetime": ("an ISO datetime", _parses(datetime.fromisoformat)),
+    "reference": ("a record ID (UUID string)", _parses(uuid.UUID)),
     "json": ("any JSON value", lambda v: True),
 }
 

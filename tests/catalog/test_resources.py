@@ -65,13 +65,12 @@ async def test_server_owned_settings_are_refused_and_kept(conn, scope, table) ->
         with pytest.raises(BadInput, match=f"settings.{key} is server-owned"):
             await resources.create(conn, "table", scope["id"], {"name": "x", "settings": {key: {}}})
     await _column(conn, table, "Email")
-    await tables.set_table_iac(conn, table["id"], {"system": "crm", "ref": "contacts"})
+    await tables.mark_managed(conn, "crm", [(table["id"], "contacts")])
     updated = await resources.update(conn, "table", table["id"], {"settings": {"color": "blue"}})
     assert updated["settings"]["color"] == "blue"
     assert list(updated["settings"]["column_mapping"]) == ["Email"]
     assert updated["settings"]["iac"] == {"system": "crm", "ref": "contacts"}
-    cleared = await tables.set_table_iac(conn, table["id"], None)
-    assert "iac" not in cleared["settings"]
+    assert "system:crm" in updated["tags"]
 
 
 async def test_tags(conn, table) -> None:

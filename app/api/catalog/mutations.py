@@ -7,8 +7,6 @@ The generic three are made by the factories below (no `from __future__ import
 annotations` here: the resolvers' annotations must be the classes themselves).
 """
 
-from collections.abc import Callable, Mapping
-from functools import partial
 from typing import Any
 
 import asyncpg
@@ -40,6 +38,7 @@ from app.api.catalog.types import (
     View,
     ViewInput,
     build,
+    builder,
     spec_of,
 )
 from app.api.context import Info
@@ -51,10 +50,6 @@ def _label(kind: str) -> str:
     return ("an " if name[0] in "aeiou" else "a ") + name
 
 
-def _of(out: type) -> Callable[[Mapping[str, Any]], Any]:
-    return getattr(out, "of", None) or partial(build, out)
-
-
 async def _create_in_scope(
     conn: asyncpg.Connection, kind: str, slug: str, spec: dict[str, Any]
 ) -> dict[str, Any]:
@@ -63,7 +58,7 @@ async def _create_in_scope(
 
 
 def _creator(kind: str, parent: str, given: type, out: type) -> Any:
-    of = _of(out)
+    of = builder(out)
     if parent == "scope":
 
         async def in_scope(info: Info, scope: str, input: given) -> out:  # type: ignore[valid-type]
@@ -80,7 +75,7 @@ def _creator(kind: str, parent: str, given: type, out: type) -> Any:
 
 
 def _updater(kind: str, given: type, out: type) -> Any:
-    of = _of(out)
+    of = builder(out)
 
     async def update(info: Info, id: strawberry.ID, input: given) -> out:  # type: ignore[valid-type]
         return of(await info.context.read(resources.update, kind, id, spec_of(input)))
