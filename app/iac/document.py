@@ -56,6 +56,7 @@ from typing import Any, Final
 
 import orjson
 
+from app.catalog.kinds import SERVER_OWNED_SETTINGS
 from app.jsonutil import gc_paused, has_long_digit_run
 
 DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
@@ -66,7 +67,6 @@ RESOURCE_KINDS: Final = (
     *("command", "insight_selection", "public_read"),
 )
 COLUMN_TYPES = ("text", "number", "boolean", "date", "datetime", "select", "reference", "json")
-SERVER_OWNED_SETTINGS: Final = ("column_mapping", "iac")
 # Kinds sharing the per-table `{table}.{ref}` space (grant's `grant:` form cannot collide).
 TABLE_SPACE_KINDS: Final = frozenset(
     {"column", "rule", "trigger", "view", "public_read", "client_access"}

@@ -23,7 +23,7 @@ from app.iac.document import Document, DocumentError, parse_document
 from app.iac.export import export_scope
 from app.iac.graph import graph_state, state_name
 from app.iac.plan import Plan, PlanError, make_plan, record_tables
-from app.iac.state import StateRow, load_rows, public_view, rows_of
+from app.iac.state import StateRow, public_view, rows_of
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ async def _plan(
     conn: asyncpg.Connection, scope_id: Any, doc: Document
 ) -> tuple[Plan, list[StateRow]]:
     snapshot = await load_scope_snapshot(conn, scope_id)
-    rows = await load_rows(conn, scope_id)
+    rows = await rows_of(conn, scope_id, None)  # every system's: claims matter
     wanted = record_tables(doc, rows, snapshot)
     found = await list_records_by_key(conn, wanted) if wanted else {}
     records = {tid: [r["values"] for r in rs] for tid, rs in found.items()}

@@ -100,16 +100,6 @@ def _row(record: asyncpg.Record) -> StateRow:
     )
 
 
-async def load_rows(conn: asyncpg.Connection, scope_id: Any) -> list[StateRow]:
-    """Every state row of a scope, all systems (claims of the others matter too)."""
-    records = await conn.fetch(
-        f"""SELECT {", ".join(_COLUMNS[1:])} FROM iac_state WHERE scope_id = $1
-            ORDER BY system, ref, resource_type""",
-        str(scope_id),
-    )
-    return [_row(r) for r in records]
-
-
 async def rows_of(conn: asyncpg.Connection, scope_id: Any, system: str | None) -> list[StateRow]:
     """One system's rows (all systems' with None), by system then ref."""
     records = await conn.fetch(
@@ -176,18 +166,3 @@ async def replace_rows(
                 for row in written
             ],
         )
-
-
-async def release(
-    conn: asyncpg.Connection, scope_id: Any, system: str, refs: Iterable[str]
-) -> list[StateRow]:
-    """Forget these refs of `system` (every type): the live resources stay, unmanaged,
-    ready to be adopted by another system. Returns the released rows."""
-    records = await conn.fetch(
-        f"""DELETE FROM iac_state WHERE scope_id = $1 AND system = $2 AND ref = ANY($3::text[])
-            RETURNING {", ".join(_COLUMNS[1:])}""",
-        str(scope_id),
-        system,
-        sorted(set(refs)),
-    )
-    return sorted((_row(r) for r in records), key=lambda r: (r.ref, r.resource_type))
