@@ -26,15 +26,9 @@ RESULTS = Path(__file__).resolve().parent / "results.json"
 
 
 def bench_url(admin_url: str, name: str) -> str:
-    """`admin_url` pointed at database `name`, with PostgreSQL's JIT off for every
-    connection (asyncpg passes unknown URL parameters on as settings): the planner
-    prices a blast-radius walk high enough to compile it, and compiling takes longer
-    (0.3-0.6 s) than the walk. Candidate and baseline run with the same settings."""
-    parts = urllib.parse.urlsplit(admin_url)
-    query = [*urllib.parse.parse_qsl(parts.query), ("jit", "off")]
-    return urllib.parse.urlunsplit(
-        parts._replace(path=f"/{name}", query=urllib.parse.urlencode(query))
-    )
+    """`admin_url` pointed at database `name`. Candidate and baseline connect through
+    app.db.create_pool, so both run with its settings (JIT off among them)."""
+    return urllib.parse.urlunsplit(urllib.parse.urlsplit(admin_url)._replace(path=f"/{name}"))
 
 
 async def run_group(admin_url: str, group: str, size: Size) -> list[Result]:

@@ -20,6 +20,7 @@ _HOP = {
     Direction.DEPENDENTS: ("to_resource_id", "from_resource_id"),
     Direction.DEPENDENCIES: ("from_resource_id", "to_resource_id"),
 }
+DEFAULT_DEPTH = 10
 MAX_DEPTH = 50
 
 NEIGHBOUR_KEY = Keyset(("address",), (str,))
@@ -94,7 +95,7 @@ async def blast_radius(
     roots: list[UUID],
     direction: Direction = Direction.DEPENDENTS,
     *,
-    max_depth: int = 10,
+    max_depth: int = DEFAULT_DEPTH,
     first: int,
     after: tuple[int, str] | None = None,
 ) -> dict[UUID, Page[asyncpg.Record]]:

@@ -49,10 +49,6 @@ def _locked(name: str, holder: asyncpg.Record) -> Locked:
     )
 
 
-def _lock_detail(info: dict[str, Any]) -> dict[str, Any]:
-    return {"id": info.get("ID"), "who": info.get("Who"), "operation": info.get("Operation")}
-
-
 async def _refuse_other_holder(
     conn: asyncpg.Connection, state_id: UUID, name: str, lock_id: str | None
 ) -> None:
@@ -61,9 +57,14 @@ async def _refuse_other_holder(
         raise _locked(name, holder)
 
 
+# The detail of a lock's events, from its LockInfo (jsonb)
+_EVENT_DETAIL = (
+    "jsonb_build_object('id', {0} -> 'ID', 'who', {0} -> 'Who', 'operation', {0} -> 'Operation')"
+)
+
 # LOCK in one statement: make or find the state's row and lock it (an upsert locks the
 # row it finds, as FOR UPDATE would), take the lock if free, and record the event.
-_LOCK = """
+_LOCK = f"""
     WITH state AS (
         INSERT INTO states (name, kind) VALUES ($1, 'terraform')
         ON CONFLICT (name) DO UPDATE SET name = excluded.name
@@ -74,13 +75,13 @@ _LOCK = """
         RETURNING state_id
     ), event AS (
         INSERT INTO events (state_id, state_name, action, actor, detail)
-        SELECT state_id, $1, 'lock', $4, $5 FROM taken
+        SELECT state_id, $1, 'lock', $4, {_EVENT_DETAIL.format("$3::jsonb")} FROM taken
     )
     SELECT id AS state_id, EXISTS (SELECT 1 FROM taken) AS taken FROM state"""
 
 # UNLOCK in one statement: lock the state's row, release the lock when `$2` (the lock
 # ID; NULL = any) is the holder's, record the event, and return the holder.
-_UNLOCK = """
+_UNLOCK = f"""
     WITH state AS (
         SELECT id FROM states WHERE name = $1 FOR UPDATE
     ), holder AS (
@@ -91,9 +92,7 @@ _UNLOCK = """
         RETURNING l.state_id
     ), event AS (
         INSERT INTO events (state_id, state_name, action, actor, detail)
-        SELECT h.state_id, $1, $3, $4,
-               jsonb_build_object('id', h.info -> 'ID', 'who', h.info -> 'Who',
-                                  'operation', h.info -> 'Operation')
+        SELECT h.state_id, $1, $3, $4, {_EVENT_DETAIL.format("h.info")}
         FROM holder h JOIN released r ON r.state_id = h.state_id
     )
     SELECT h.lock_id, h.info, EXISTS (SELECT 1 FROM released) AS released FROM holder h"""
@@ -107,7 +106,7 @@ async def lock(conn: asyncpg.Connection, name: str, info: dict[str, Any], *, act
     LockInfo when another lock is held.
     """
     while True:
-        row = await conn.fetchrow(_LOCK, name, info["ID"], info, actor, _lock_detail(info))
+        row = await conn.fetchrow(_LOCK, name, info["ID"], info, actor)
         if row["taken"]:
             return True
         # Held: name the holder as of holding the state's row, so it cannot change

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from app.backend.routes import RAW_CHUNK
+from tests.backend.conftest import http_client
 from tests.backend.helpers import versions
 from tests.graph.states import BUILTIN, resource, state
 from tests.live_server import LiveServer, live_server
@@ -54,7 +55,7 @@ async def _assert_intact(database_url: str, conn: asyncpg.Connection, body: byte
     assert await versions(conn, NAME) == [1]
     assert await conn.fetchval("SELECT count(*) FROM resources") == INSTANCES + 1
     with live_server(database_url, OPEN) as server:
-        async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
+        async with http_client(server, None) as client:
             got = await client.get(URL)
         assert not server.server_errors()
     assert got.status_code == 200
@@ -62,7 +63,7 @@ async def _assert_intact(database_url: str, conn: asyncpg.Connection, body: byte
 
 
 async def _post_first(server: LiveServer, body: bytes) -> None:
-    async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
+    async with http_client(server, None) as client:
         assert (await client.post(URL, content=body)).status_code == 200
 
 
@@ -71,7 +72,7 @@ async def test_killed_while_writing_the_rows(database_url, pool, conn) -> None:
     with live_server(database_url, OPEN) as server:
         await _post_first(server, first)
         async with (
-            httpx.AsyncClient(base_url=server.url, timeout=60) as client,
+            http_client(server, None) as client,
             pool.acquire() as blocker,
         ):
             async with blocker.transaction():

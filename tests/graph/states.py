@@ -5,6 +5,8 @@ from typing import Any
 
 AWS = 'provider["registry.terraform.io/hashicorp/aws"]'
 BUILTIN = 'provider["terraform.io/builtin/terraform"]'
+# `sensitive_attributes` marking the `password` attribute
+PASSWORD = [[{"type": "get_attr", "value": "password"}]]
 
 
 def resource(

@@ -21,9 +21,7 @@ from app.graph.resources import Mode, ResourceFilter, search_resources, version_
 from app.graph.sensitive import sensitive_paths, withhold
 from app.graph.store import write_version
 from tests.conftest import corpus_files, requires_corpus
-from tests.graph.states import resource, state
-
-PASSWORD = [[{"type": "get_attr", "value": "password"}]]
+from tests.graph.states import PASSWORD, resource, state
 
 
 def _fleet(serial: int = 1, buckets: int = 6) -> bytes:

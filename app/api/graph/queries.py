@@ -77,9 +77,7 @@ class GraphQuery:
             after=args.after,
             count=any(f.name == "totalCount" for f in selected_below(info, ())),
         )
-        return await prefetch_resources(
-            info, connection(page, resources_of(page.rows), after=after)
-        )
+        return await prefetch_resources(info, page, after)
 
     @strawberry.field(
         description="Resource instances of the current versions counted by group, largest first."
@@ -101,7 +99,7 @@ class GraphQuery:
         state: str,
         address: str,
         direction: Direction = edges.Direction.DEPENDENTS,
-        max_depth: int = 10,
+        max_depth: int = edges.DEFAULT_DEPTH,
         serial: int | None = None,
         first: FirstArg = DEFAULT_FIRST,
         after: AfterArg = None,

@@ -243,9 +243,7 @@ class StateVersion(relay.Node):
     ) -> Connection[Resource]:
         args = Filtered(graph_filter(filter), page_args(first, after, resources.RESOURCE_KEY))
         page = await info.context.graph.resources.load((self.version_id, args))
-        return await prefetch_resources(
-            info, connection(page, resources_of(page.rows), after=after)
-        )
+        return await prefetch_resources(info, page, after)
 
     @strawberry.field(description="In document order.")
     async def outputs(self, info: Info) -> list[Output]:
@@ -329,7 +327,7 @@ class Resource(relay.Node):
         self,
         info: Info,
         direction: Direction = edges.Direction.DEPENDENTS,
-        max_depth: int = 10,
+        max_depth: int = edges.DEFAULT_DEPTH,
         first: FirstArg = DEFAULT_FIRST,
         after: AfterArg = None,
     ) -> Connection[BlastRadiusNode]:
@@ -352,11 +350,6 @@ class InventoryEntry:
     count: int
 
 
-def _argument(arguments: Mapping[str, Any], name: str, default: Any) -> Any:
-    value = arguments.get(name)
-    return default if value is None else value
-
-
 def _direction(value: Any) -> edges.Direction:
     """From a resolver (the enum), a literal (its name) or a variable (its value)."""
     if value is None or isinstance(value, edges.Direction):
@@ -376,8 +369,9 @@ def _hop_key(direction: edges.Direction) -> Callable[[Mapping[str, Any]], Hop]:
 
 def _blast_key(arguments: Mapping[str, Any]) -> Blast:
     page = page_args(arguments.get("first"), arguments.get("after"), edges.BLAST_KEY)
-    max_depth = _argument(arguments, "maxDepth", 10)
-    return Blast(_direction(arguments.get("direction")), max_depth, page)
+    max_depth = arguments.get("maxDepth")
+    direction = _direction(arguments.get("direction"))
+    return Blast(direction, edges.DEFAULT_DEPTH if max_depth is None else max_depth, page)
 
 
 async def _load_hops(
@@ -420,8 +414,11 @@ RESOURCE_LISTS: Lists = {
 }
 
 
-async def prefetch_resources(info: Info, found: Connection[Resource]) -> Connection[Resource]:
-    """A page of resources, their list fields filled ahead."""
+async def prefetch_resources(
+    info: Info, page: Page[Any], after: str | None
+) -> Connection[Resource]:
+    """The connection of a page of resource rows, their list fields filled ahead."""
+    found = connection(page, resources_of(page.rows), after=after)
     await prefetch_below(info, connection_nodes(found), ("edges", "node"), RESOURCE_LISTS)
     return found
 
