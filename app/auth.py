@@ -16,8 +16,8 @@ from starlette.datastructures import Headers
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.backend.responses import error_response
-from app.graph.errors import Unauthenticated
+from app.errors import Unauthenticated
+from app.http import error_response
 
 ANONYMOUS = "anonymous"
 OPEN_PATHS = frozenset({"/healthz"})

@@ -12,7 +12,7 @@ import asyncpg
 
 from app import db, jsonutil
 from app.config import Settings
-from app.graph.errors import GraphError
+from app.errors import AppError
 from app.graph.store import export_state, write_version
 from app.iac import service
 from app.iac.document import LineError
@@ -132,7 +132,7 @@ async def export_iac(settings: Settings, scope: str, system: str) -> None:
     sys.stdout.buffer.write(document)
 
 
-def _error_lines(exc: GraphError) -> list[str]:
+def _error_lines(exc: AppError) -> list[str]:
     """The message, and an invalid document's errors one per line."""
     errors = exc.detail.get("errors") if isinstance(exc.detail, dict) else None
     if not errors:
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             asyncio.run(apply(settings, args.scope, args.hash, args.file))
         elif args.command == "export-iac":
             asyncio.run(export_iac(settings, args.scope, args.system))
-    except GraphError as exc:
+    except AppError as exc:
         for line in _error_lines(exc):
             print(f"infragraph: {line}", file=sys.stderr)
         return 1

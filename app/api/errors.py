@@ -4,7 +4,7 @@ The codes are added where the response is made (app.api.app), which sees
 every error: some (a document over the token limit) never reach a schema
 extension.
 
-Expected failures are the graph's `GraphError`s (their code), a request the
+Expected failures are the graph's `AppError`s (their code), a request the
 schema rejects (BAD_INPUT, or LIMIT_EXCEEDED for the size limits) and a
 statement cancelled by the statement timeout (LIMIT_EXCEEDED). Anything
 else is logged with its traceback and answered as INTERNAL_SERVER_ERROR
@@ -18,7 +18,7 @@ import asyncpg
 from graphql import GraphQLError
 from strawberry.relay import GlobalIDValueError
 
-from app.graph.errors import GraphError
+from app.errors import AppError
 
 log = logging.getLogger("infragraph.api")
 
@@ -33,7 +33,7 @@ _LIMITS = re.compile(
 def code_of(error: GraphQLError) -> str | None:
     """The code of an expected error, None for a bug."""
     original = error.original_error
-    if isinstance(original, GraphError):
+    if isinstance(original, AppError):
         return original.code
     if isinstance(original, asyncpg.QueryCanceledError):
         return "LIMIT_EXCEEDED"
@@ -48,7 +48,7 @@ def coded(error: GraphQLError) -> GraphQLError:
     code = code_of(error)
     original = error.original_error
     extensions = {**(error.extensions or {}), "code": code or INTERNAL}
-    if isinstance(original, GraphError) and original.detail is not None:
+    if isinstance(original, AppError) and original.detail is not None:
         extensions["detail"] = original.detail
     return GraphQLError(
         error.message if code else "internal server error",

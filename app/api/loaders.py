@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 import asyncpg
 from strawberry.dataloader import DataLoader
 
-from app.graph.errors import GraphError
-from app.graph.paging import EMPTY, Page
+from app.errors import AppError
+from app.paging import EMPTY, Page
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -42,21 +42,21 @@ def paged(
     An expected error (bad args) fails the keys with those args, not the batch.
     """
 
-    async def load(keys: list[tuple[Any, A]]) -> list[Page[Any] | GraphError]:
+    async def load(keys: list[tuple[Any, A]]) -> list[Page[Any] | AppError]:
         groups: dict[A, list[Any]] = {}
         for owner, args in keys:
             groups.setdefault(args, []).append(owner)
-        results: dict[A, Mapping[Any, Page[Any]] | GraphError] = {}
+        results: dict[A, Mapping[Any, Page[Any]] | AppError] = {}
         async with pool.acquire() as conn:
             for args, owners in groups.items():
                 try:
                     results[args] = await fetch(conn, owners, args)
-                except GraphError as error:
+                except AppError as error:
                     results[args] = error
         return [_page(results[args], owner) for owner, args in keys]
 
     return DataLoader(load)
 
 
-def _page(result: Mapping[Any, Page[Any]] | GraphError, owner: Any) -> Page[Any] | GraphError:
-    return result if isinstance(result, GraphError) else result.get(owner, EMPTY)
+def _page(result: Mapping[Any, Page[Any]] | AppError, owner: Any) -> Page[Any] | AppError:
+    return result if isinstance(result, AppError) else result.get(owner, EMPTY)

@@ -13,8 +13,8 @@ from uuid import UUID
 import strawberry
 
 from app import jsonutil
-from app.graph.errors import BadInput, LimitExceeded
-from app.graph.paging import Keyset, Page
+from app.errors import BadInput, LimitExceeded
+from app.paging import Keyset, Page
 
 T = TypeVar("T")
 

@@ -21,7 +21,7 @@ from graphql import GraphQLError
 
 from app.api.context import Info
 from app.api.lookahead import Selected, descend, selected_below
-from app.graph.errors import GraphError
+from app.errors import AppError
 
 
 class Prefetching(Protocol):
@@ -61,7 +61,7 @@ async def _fill(info: Info, items: list[Any], field: Selected, lists: Lists) -> 
     try:
         key = spec.key(field.arguments)
         values = await spec.load(info, items, key, field.arguments.get("after"))
-    except (GraphError, GraphQLError):
+    except (AppError, GraphQLError):
         return  # bad arguments: each item's resolver reports them
     below: list[Any] = []
     for item, value in zip(items, values, strict=True):

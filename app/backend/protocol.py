@@ -12,7 +12,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from app.graph.errors import BadInput, LimitExceeded
+from app.errors import BadInput, LimitExceeded
 from app.jsonutil import loads
 from app.tfstate import NormalizedState, StateError, parse_state
 

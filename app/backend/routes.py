@@ -23,11 +23,11 @@ from starlette.types import Receive, Scope, Send
 
 from app.auth import actor
 from app.backend.protocol import decode_state, lock_info, read_body, unlock_request
-from app.backend.responses import MethodNotAllowed, Unavailable, error_response, json_response
 from app.config import MIB
+from app.errors import AppError, BadInput, MethodNotAllowed, NotFound, Unavailable
 from app.graph import locks
-from app.graph.errors import BadInput, GraphError, NotFound
 from app.graph.store import Written, current_raw, raw_slice
+from app.http import error_response, json_response
 from app.jsonutil import gc_paused
 
 # States up to this size are read in one go; bigger ones stream in slices of it.
@@ -147,7 +147,7 @@ async def states(request: Request) -> Response:
         return await handler(request, _state_name(request))
     except MethodNotAllowed as exc:
         return error_response(exc, {"Allow": ", ".join(_HANDLERS)})
-    except GraphError as exc:
+    except AppError as exc:
         return error_response(exc)
     except asyncpg.QueryCanceledError as exc:
         return error_response(Unavailable(f"the database gave up: {exc}; retry"))

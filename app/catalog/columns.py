@@ -19,7 +19,7 @@ from app.catalog.kinds import COLUMN, validate
 from app.catalog.records import check_column_fits
 from app.catalog.tables import lock_table, sync_column_mapping
 from app.catalog.values import check_definition
-from app.graph.errors import BadInput, Conflict, NotFound
+from app.errors import BadInput, Conflict, NotFound
 
 _KEY_ALPHABET = string.digits + string.ascii_lowercase
 

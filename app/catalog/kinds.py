@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.catalog import fields as f
-from app.graph.errors import BadInput
+from app.errors import BadInput
 
 COLUMN_TYPES = ("text", "number", "boolean", "date", "datetime", "select", "reference", "json")
 PERMISSIONS = ("read", "write", "admin")

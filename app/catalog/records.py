@@ -20,8 +20,8 @@ from app.catalog import store
 from app.catalog.kinds import COLUMN
 from app.catalog.tables import lock_table
 from app.catalog.values import check_value
-from app.graph.errors import BadInput, Conflict, NotFound
-from app.graph.paging import Keyset, Page, paged_sql, pages_by_owner
+from app.errors import BadInput, Conflict, NotFound
+from app.paging import Keyset, Page, paged_sql, pages_by_owner
 
 RECORD_KEY = Keyset(("seq",), (int,))
 

@@ -14,7 +14,7 @@ import asyncpg
 
 from app.catalog import columns, store, tables
 from app.catalog.kinds import CLIENT_ACCESS, SCOPE, TABLE, Kind, kind_of, validate
-from app.graph.errors import BadInput
+from app.errors import BadInput
 
 
 async def _prepare_view(conn: asyncpg.Connection, table_id: str, values: dict[str, Any]) -> None:

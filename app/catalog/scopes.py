@@ -8,7 +8,7 @@ import asyncpg
 
 from app.catalog import store
 from app.catalog.kinds import SCOPE, validate
-from app.graph.errors import NotFound
+from app.errors import NotFound
 
 
 async def create_scope(conn: asyncpg.Connection, slug: str, name: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any
 import asyncpg
 
 from app.catalog.kinds import Kind
-from app.graph.errors import Conflict, NotFound
+from app.errors import Conflict, NotFound
 
 
 def _q(name: str) -> str:

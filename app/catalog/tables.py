@@ -13,7 +13,7 @@ import asyncpg
 from app.catalog import store
 from app.catalog.fields import text
 from app.catalog.kinds import SCOPE, SERVER_OWNED_SETTINGS, TABLE, validate
-from app.graph.errors import BadInput, Conflict, NotFound
+from app.errors import BadInput, Conflict, NotFound
 
 
 async def lock_table(conn: asyncpg.Connection, table_id: Any) -> dict[str, Any]:

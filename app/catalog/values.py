@@ -12,7 +12,7 @@ from datetime import date, datetime
 from typing import Any
 
 from app.catalog import fields as f
-from app.graph.errors import BadInput
+from app.errors import BadInput
 
 
 def _parses(parse: Callable[[str], Any]) -> Callable[[Any], bool]:

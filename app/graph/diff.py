@@ -6,7 +6,7 @@ from uuid import UUID
 
 import asyncpg
 
-from app.graph.errors import NotFound
+from app.errors import NotFound
 from app.graph.sensitive import Path, overlaps, sensitive_paths
 
 

@@ -5,9 +5,9 @@ from uuid import UUID
 
 import asyncpg
 
-from app.graph.errors import BadInput, LimitExceeded
-from app.graph.paging import Keyset, Page, paged_sql, pages_by_owner
+from app.errors import BadInput, LimitExceeded
 from app.graph.resources import RESOURCE_COLUMNS, RESOURCE_JOINS
+from app.paging import Keyset, Page, paged_sql, pages_by_owner
 
 
 class Direction(enum.Enum):

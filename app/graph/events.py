@@ -5,7 +5,7 @@ from uuid import UUID
 
 import asyncpg
 
-from app.graph.paging import ALL, Keyset, Page, paged_sql, pages_by_owner
+from app.paging import ALL, Keyset, Page, paged_sql, pages_by_owner
 
 
 async def append_event(

@@ -14,7 +14,7 @@ from uuid import UUID
 
 import asyncpg
 
-from app.graph.errors import Locked, NotFound
+from app.errors import Locked, NotFound
 from app.graph.store import Written, delete_state, ensure_state, write_version
 from app.tfstate import NormalizedState
 

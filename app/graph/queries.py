@@ -5,7 +5,7 @@ from uuid import UUID
 
 import asyncpg
 
-from app.graph.paging import ALL, Keyset, Page, paged_sql, pages_by_owner, single_page
+from app.paging import ALL, Keyset, Page, paged_sql, pages_by_owner, single_page
 
 
 class StateKind(enum.Enum):

@@ -8,10 +8,10 @@ from uuid import UUID
 
 import asyncpg
 
-from app.graph.errors import BadInput, NotFound
-from app.graph.paging import ALL, Keyset, Page, paged_sql, pages_by_owner, single_page
+from app.errors import BadInput, NotFound
 from app.graph.queries import STATE_COLUMNS, VERSION_COLUMNS
 from app.graph.sensitive import sensitive_paths, withhold
+from app.paging import ALL, Keyset, Page, paged_sql, pages_by_owner, single_page
 
 
 class Mode(enum.Enum):

@@ -12,7 +12,7 @@ from uuid import UUID
 
 import asyncpg
 
-from app.graph.errors import Conflict, NotFound
+from app.errors import Conflict, NotFound
 from app.graph.events import append_event
 from app.graph.ids import time_ordered_ids
 from app.jsonutil import JSON_NULL, gc_paused, loads

@@ -14,7 +14,7 @@ import asyncpg
 
 from app.catalog import resources, tables
 from app.catalog.records import insert_records_by_key, list_records_by_key
-from app.graph.errors import BadInput
+from app.errors import BadInput
 from app.iac.document import canonical, qualify
 from app.iac.fields import column_key, system_tag
 from app.iac.plan import KIND_ORDER, Plan, RecordStep, Step

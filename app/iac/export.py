@@ -51,7 +51,7 @@ import asyncpg
 
 from app.catalog.records import list_records_by_key
 from app.catalog.snapshot import load_scope_snapshot
-from app.graph.errors import BadInput
+from app.errors import BadInput
 from app.iac.document import (
     COMMAND_REF,
     PRINCIPAL,

@@ -15,8 +15,8 @@ import asyncpg
 from app.catalog.records import list_records_by_key
 from app.catalog.scopes import scope_by_slug
 from app.catalog.snapshot import load_scope_snapshot
+from app.errors import AppError, BadInput, Conflict, StalePlan
 from app.graph import store
-from app.graph.errors import BadInput, Conflict, GraphError, StalePlan
 from app.graph.events import append_event
 from app.iac.apply import apply_plan
 from app.iac.document import Document, DocumentError, parse_document
@@ -41,7 +41,7 @@ def _parse(document: bytes) -> Document:
         raise _rejected(exc) from None
 
 
-def _rejected(exc: DocumentError) -> GraphError:
+def _rejected(exc: DocumentError) -> AppError:
     error = Conflict if isinstance(exc, PlanError) and exc.claimed else BadInput
     return error(str(exc), {"errors": exc.as_dicts()})
 

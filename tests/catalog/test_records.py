@@ -16,7 +16,7 @@ from app.catalog.records import (
     update_record,
 )
 from app.catalog.scopes import create_scope
-from app.graph.errors import BadInput, Conflict, NotFound
+from app.errors import BadInput, Conflict, NotFound
 
 
 @pytest.fixture

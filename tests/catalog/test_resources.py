@@ -10,7 +10,7 @@ from app.catalog.columns import delete_column
 from app.catalog.records import insert_record
 from app.catalog.scopes import create_scope, delete_scope, scope_by_slug, update_scope
 from app.catalog.snapshot import load_scope_snapshot
-from app.graph.errors import BadInput, Conflict, NotFound
+from app.errors import BadInput, Conflict, NotFound
 
 
 @pytest.fixture

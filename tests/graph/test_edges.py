@@ -2,8 +2,8 @@
 
 import pytest
 
+from app.errors import BadInput, LimitExceeded
 from app.graph.edges import Direction, blast_radius, neighbours
-from app.graph.errors import BadInput, LimitExceeded
 from app.graph.resources import find_resource
 from app.graph.store import write_version
 from tests.graph.states import chain_graph

@@ -2,11 +2,10 @@
 
 import json
 
+from app.errors import NotFound
 from app.graph.diff import AttributeChange, attribute_changes, diff_versions
-from app.graph.errors import NotFound
 from app.graph.events import list_events
 from app.graph.inventory import GroupBy, inventory
-from app.graph.paging import ALL
 from app.graph.queries import (
     StateKind,
     current_versions,
@@ -20,6 +19,7 @@ from app.graph.queries import (
 from app.graph.resources import Mode, ResourceFilter, search_resources, version_resources
 from app.graph.sensitive import sensitive_paths, withhold
 from app.graph.store import write_version
+from app.paging import ALL
 from tests.conftest import corpus_files, requires_corpus
 from tests.graph.states import PASSWORD, resource, state
 

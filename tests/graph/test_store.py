@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from app.graph.errors import Conflict
+from app.errors import Conflict
 from app.graph.store import delete_state, export_state, find_version, write_version
 from app.jsonutil import dumps
 from bench.generate import generate_state

@@ -8,7 +8,7 @@ from app.catalog import resources
 from app.catalog.records import insert_record, list_records_by_key
 from app.catalog.scopes import create_scope
 from app.catalog.snapshot import load_scope_snapshot
-from app.graph.errors import BadInput, Conflict, StalePlan
+from app.errors import BadInput, Conflict, StalePlan
 from app.iac import service
 from app.iac.plan import Plan
 from app.jsonutil import dumps, loads

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from app.catalog.kinds import RESOURCE_KINDS, validate
 from app.catalog.snapshot import load_scope_snapshot
-from app.graph.errors import BadInput, NotFound
+from app.errors import BadInput, NotFound
 from app.iac.document import parse_document
 from app.iac.export import export_document, export_scope, generated_ref
 from app.iac.state import StateRow, replace_rows

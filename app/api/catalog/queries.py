@@ -5,7 +5,7 @@ import strawberry
 from app.api.catalog.types import Scope, build, build_all
 from app.api.context import Info
 from app.catalog import scopes
-from app.graph.errors import NotFound
+from app.errors import NotFound
 
 
 @strawberry.type

@@ -25,7 +25,7 @@ from app.api.lookahead import selected_below
 from app.api.pagination import DEFAULT_FIRST, AfterArg, Connection, FirstArg, connection, page_args
 from app.api.prefetch import resolve
 from app.graph import edges, events, inventory, queries, resources
-from app.graph.paging import ALL, EMPTY
+from app.paging import ALL, EMPTY
 
 
 @strawberry.type

@@ -29,10 +29,10 @@ from app.api.pagination import (
     page_args,
 )
 from app.api.prefetch import ListField, Lists, prefetch_below, resolve
+from app.errors import BadInput
 from app.graph import diff as graph_diff
 from app.graph import edges, events, inventory, queries, resources
-from app.graph.errors import BadInput
-from app.graph.paging import Page
+from app.paging import Page
 
 StateKind = strawberry.enum(queries.StateKind, description="Who writes the state.")
 ResourceMode = strawberry.enum(resources.Mode, name="ResourceMode")

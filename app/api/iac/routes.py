@@ -9,8 +9,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from app.backend.responses import Unavailable, error_response, json_response
-from app.graph.errors import GraphError
+from app.errors import AppError, Unavailable
+from app.http import error_response, json_response
 from app.iac import service
 
 
@@ -20,7 +20,7 @@ async def iac_state(request: Request) -> Response:
     try:
         async with pool.acquire() as conn:
             rows = await service.state(conn, request.path_params["scope"], system)
-    except GraphError as exc:
+    except AppError as exc:
         return error_response(exc)
     except asyncpg.QueryCanceledError as exc:
         return error_response(Unavailable(f"the database gave up: {exc}; retry"))

@@ -6,19 +6,7 @@ from typing import Any
 from starlette.responses import Response
 
 from app import jsonutil
-from app.graph.errors import GraphError, Locked
-
-
-class MethodNotAllowed(GraphError):
-    code = "METHOD_NOT_ALLOWED"
-    status = 405
-
-
-class Unavailable(GraphError):
-    """The database gave up on the request (statement timeout); Terraform retries a 5xx."""
-
-    code = "UNAVAILABLE"
-    status = 503
+from app.errors import AppError, Locked
 
 
 def json_response(
@@ -27,7 +15,7 @@ def json_response(
     return Response(jsonutil.dumps(content), status_code, headers, media_type="application/json")
 
 
-def error_response(exc: GraphError, headers: Mapping[str, str] | None = None) -> Response:
+def error_response(exc: AppError, headers: Mapping[str, str] | None = None) -> Response:
     body = {"error": exc.message, "code": exc.code, "detail": exc.detail}
     if isinstance(exc, Locked):
         # Terraform and OpenTofu read the holder's LockInfo from the top level of a 409

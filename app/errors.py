@@ -1,9 +1,9 @@
-"""Expected failures of graph operations; the HTTP and GraphQL layers map them to codes."""
+"""Expected failures, shared by every domain; the HTTP and GraphQL layers map them to codes."""
 
 from typing import Any
 
 
-class GraphError(Exception):
+class AppError(Exception):
     code = "BAD_INPUT"
     status = 400
 
@@ -13,17 +13,17 @@ class GraphError(Exception):
         self.detail = detail
 
 
-class BadInput(GraphError):
+class BadInput(AppError):
     code = "BAD_INPUT"
     status = 400
 
 
-class NotFound(GraphError):
+class NotFound(AppError):
     code = "NOT_FOUND"
     status = 404
 
 
-class Conflict(GraphError):
+class Conflict(AppError):
     code = "CONFLICT"
     status = 409
 
@@ -34,12 +34,12 @@ class Locked(Conflict):
     code = "LOCKED"
 
 
-class Unauthenticated(GraphError):
+class Unauthenticated(AppError):
     code = "UNAUTHENTICATED"
     status = 401
 
 
-class LimitExceeded(GraphError):
+class LimitExceeded(AppError):
     code = "LIMIT_EXCEEDED"
     status = 413
 
@@ -48,3 +48,15 @@ class StalePlan(Conflict):
     """An IaC apply whose reviewed plan hash no longer matches a fresh plan."""
 
     code = "STALE_PLAN"
+
+
+class MethodNotAllowed(AppError):
+    code = "METHOD_NOT_ALLOWED"
+    status = 405
+
+
+class Unavailable(AppError):
+    """The database gave up on the request (statement timeout); Terraform retries a 5xx."""
+
+    code = "UNAVAILABLE"
+    status = 503
