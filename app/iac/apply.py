@@ -13,10 +13,12 @@ from typing import Any
 import asyncpg
 
 from app.catalog import resources, tables
+from app.catalog.kinds import system_tag
 from app.catalog.records import insert_records_by_key, list_records_by_key
 from app.errors import BadInput
-from app.iac.document import canonical, qualify
-from app.iac.fields import column_key, system_tag
+from app.iac.exactjson import canonical
+from app.iac.fields import column_key
+from app.iac.model import qualify
 from app.iac.plan import KIND_ORDER, Plan, RecordStep, Step
 from app.iac.state import StateRow, replace_rows
 from app.jsonutil import dumps

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from app.catalog.kinds import RESOURCE_KINDS
-from app.iac.document import Document, DocumentError, Line, LineError, canonical, qualify
+from app.iac.exactjson import canonical
 from app.iac.fields import (
     REQUIRED_ON_CREATE,
     RefIndex,
@@ -42,6 +42,7 @@ from app.iac.fields import (
     redact,
     same,
 )
+from app.iac.model import Document, DocumentError, Line, LineError, qualify
 from app.iac.state import StateRow, state_map
 
 # Dependency order, parents before children (the catalog's order): apply creates in
