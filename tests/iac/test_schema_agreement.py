@@ -63,13 +63,19 @@ VALUES = st.recursive(
 )
 
 
-def document_accepts(kind: str, name: str, value: Any) -> bool:
+def line_of(kind: str, name: str, value: Any) -> dict[str, Any]:
+    """A document line of `kind` giving `value` to its field `name`."""
     line: dict[str, Any] = {"kind": kind}
     line |= {k: v for k, v in ENVELOPE[kind].items() if k != name}  # a grant's principal
     if kind in IDENTITY_KINDS:
         line[name] = value  # identity fields sit at top level (a public read's ref too)
     else:
         line["spec"] = {name: value}
+    return line
+
+
+def document_accepts(kind: str, name: str, value: Any) -> bool:
+    line = line_of(kind, name, value)
     try:
         parse_document(orjson.dumps(HEADER) + b"\n" + orjson.dumps(line))
     except DocumentError:
