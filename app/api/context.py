@@ -28,13 +28,13 @@ class Context:
     graph: GraphLoaders
     catalog: CatalogLoaders
 
-    async def read(
+    async def with_conn(
         self,
         fn: Callable[Concatenate[asyncpg.Connection, P], Awaitable[T]],
         *args: P.args,
         **kwargs: P.kwargs,
     ) -> T:
-        """Run a domain read function on a pooled connection."""
+        """Run a domain function (a read or a write) on a connection taken from the pool."""
         async with self.pool.acquire() as conn:
             return await fn(conn, *args, **kwargs)
 
@@ -50,6 +50,6 @@ def make_context(request: Request, response: Response) -> Context:
         pool=pool,
         settings=request.app.state.settings,
         actor=getattr(request.state, "actor", ANONYMOUS),
-        graph=GraphLoaders.create(pool),
-        catalog=CatalogLoaders.create(pool),
+        graph=GraphLoaders(pool),
+        catalog=CatalogLoaders(pool),
     )

@@ -1,7 +1,7 @@
 """Per-request dataloaders: every key asked for in one tick is fetched by one statement.
 
-A loader lives for one request (created in `get_context`), so its cache
-never serves another request's data.
+A loader lives for one request (built on first use through the request's context),
+so its cache never serves another request's data.
 """
 
 from collections.abc import Awaitable, Callable, Hashable, Mapping

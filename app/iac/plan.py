@@ -59,7 +59,7 @@ ACTIONS: Final = (
     "insert",
     "skip",
 )
-_RANK = {kind: rank for rank, kind in enumerate(KIND_ORDER)}
+KIND_RANK: Final = {kind: rank for rank, kind in enumerate(KIND_ORDER)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -515,7 +515,7 @@ class _Planner:
 
     def run(self) -> Plan:
         self._index_state_refs()
-        lines = sorted(self.doc.lines, key=lambda line: (_RANK[line.kind], line.line))
+        lines = sorted(self.doc.lines, key=lambda line: (KIND_RANK[line.kind], line.line))
         for line in lines:
             if line.kind == "table" and line.renamed_from is not None:
                 self.moved_tables[line.ref or ""] = line.renamed_from
@@ -526,7 +526,9 @@ class _Planner:
                 self._prebind(line)
         for line in lines:
             self._plan_line(line)
-        for _, row in sorted(self.state.items(), key=lambda i: (_RANK[i[1].resource_type], i[0])):
+        for _, row in sorted(
+            self.state.items(), key=lambda i: (KIND_RANK[i[1].resource_type], i[0])
+        ):
             if (
                 row.key not in self.used_rows
                 and self.live.get(row.resource_type, row.resource_id) is None

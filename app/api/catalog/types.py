@@ -351,18 +351,18 @@ class PublicReadInput:
     )
 
 
-def _plain(value: Any) -> Any:
+def _enums_as_values(value: Any) -> Any:
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, list):
-        return [_plain(v) for v in value]
+        return [_enums_as_values(v) for v in value]
     return value
 
 
 def spec_of(given: Any) -> dict[str, Any]:
     """The fields an input carries (UNSET ones left out), enums as the domain's strings."""
     return {
-        f.name: _plain(getattr(given, f.name))
+        f.name: _enums_as_values(getattr(given, f.name))
         for f in dataclasses.fields(given)
         if getattr(given, f.name) is not strawberry.UNSET
     }

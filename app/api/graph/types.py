@@ -10,11 +10,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 import strawberry
 from strawberry import relay
+from strawberry.dataloader import DataLoader
 from strawberry.scalars import JSON
 
 from app.api.context import Info
@@ -42,6 +43,7 @@ Direction = strawberry.enum(
     "DEPENDENCIES: what it depends on.",
 )
 InventoryGroup = strawberry.enum(inventory.GroupBy, name="InventoryGroup")
+N = TypeVar("N")
 
 
 def parse_id(value: str) -> UUID:
@@ -49,6 +51,15 @@ def parse_id(value: str) -> UUID:
         return UUID(value)
     except ValueError:
         raise BadInput(f"not an id: {value!r}") from None
+
+
+async def load_nodes(
+    loader: DataLoader[UUID, Any], node_ids: Iterable[str], build: Callable[[Any], N]
+) -> list[N | None]:
+    """A node type's `resolve_nodes`: rows by ID through its loader, each built (None if
+    there is no such row)."""
+    rows = await loader.load_many([parse_id(i) for i in node_ids])
+    return [build(row) if row else None for row in rows]
 
 
 @strawberry.input(description="Resources matching all the given fields.")
@@ -156,8 +167,7 @@ class Event(relay.Node):
     async def resolve_nodes(
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[Event | None]:
-        records = await info.context.graph.event.load_many([parse_id(i) for i in node_ids])
-        return [event_of(r) if r else None for r in records]
+        return await load_nodes(info.context.graph.event, node_ids, event_of)
 
 
 @strawberry.type
@@ -218,8 +228,7 @@ class State(relay.Node):
     async def resolve_nodes(
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[State | None]:
-        records = await info.context.graph.state.load_many([parse_id(i) for i in node_ids])
-        return [state_of(r) if r else None for r in records]
+        return await load_nodes(info.context.graph.state, node_ids, state_of)
 
 
 @strawberry.type
@@ -265,8 +274,7 @@ class StateVersion(relay.Node):
     async def resolve_nodes(
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[StateVersion | None]:
-        records = await info.context.graph.version.load_many([parse_id(i) for i in node_ids])
-        return [version_of(r) if r else None for r in records]
+        return await load_nodes(info.context.graph.version, node_ids, version_of)
 
 
 @strawberry.type
@@ -338,8 +346,7 @@ class Resource(relay.Node):
     async def resolve_nodes(
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[Resource | None]:
-        records = await info.context.graph.resource.load_many([parse_id(i) for i in node_ids])
-        return [resources_of([r])[0] if r else None for r in records]
+        return await load_nodes(info.context.graph.resource, node_ids, _resource_of)
 
 
 @strawberry.type
@@ -445,6 +452,10 @@ def version_of(r: Mapping[str, Any], state: State | None = None) -> StateVersion
         created_by=r["version_created_by"],
         state=state or state_of(r),
     )
+
+
+def _resource_of(record: Mapping[str, Any]) -> Resource:
+    return resources_of([record])[0]
 
 
 def resources_of(records: Iterable[Mapping[str, Any]]) -> list[Resource]:

@@ -24,7 +24,7 @@ class IacMutation:
     async def plan(self, info: Info, scope: str, document: str) -> Plan:
         limit = info.context.settings.max_document_bytes
         return Plan.of(
-            await info.context.read(service.plan, scope, _utf8(document), max_bytes=limit)
+            await info.context.with_conn(service.plan, scope, _utf8(document), max_bytes=limit)
         )
 
     @strawberry.mutation(
@@ -32,7 +32,7 @@ class IacMutation:
         "transaction, and record it as a new version of the state iac:{scope}/{system}."
     )
     async def apply(self, info: Info, scope: str, document: str, hash: str) -> ApplyResult:
-        applied = await info.context.read(
+        applied = await info.context.with_conn(
             service.apply,
             scope,
             _utf8(document),
