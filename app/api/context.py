@@ -9,6 +9,7 @@ import strawberry
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app import db
 from app.api.catalog.loaders import CatalogLoaders
 from app.api.graph.loaders import GraphLoaders
 from app.auth import ANONYMOUS
@@ -35,7 +36,7 @@ class Context:
         **kwargs: P.kwargs,
     ) -> T:
         """Run a domain function (a read or a write) on a connection taken from the pool."""
-        async with self.pool.acquire() as conn:
+        async with db.connection(self.pool) as conn:
             return await fn(conn, *args, **kwargs)
 
 

@@ -4,6 +4,7 @@ between kinds beyond fields (column keys, column_mapping, cross-row checks) is c
 in tables.py, columns.py and resources.py."""
 
 import copy
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,10 +12,40 @@ from typing import Any
 from app.catalog import schema as s
 from app.errors import BadInput
 
-COLUMN_TYPES = ("text", "number", "boolean", "date", "datetime", "select", "reference", "json")
-PERMISSIONS = ("read", "write", "admin")
-SEVERITIES = ("error", "warning", "info")
-TRIGGER_EVENTS = ("insert", "update", "delete")
+
+class ColumnType(enum.Enum):
+    TEXT = "text"
+    NUMBER = "number"
+    BOOLEAN = "boolean"
+    DATE = "date"
+    DATETIME = "datetime"
+    SELECT = "select"
+    REFERENCE = "reference"
+    JSON = "json"
+
+
+class Permission(enum.Enum):
+    READ = "read"
+    WRITE = "write"
+    ADMIN = "admin"
+
+
+class Severity(enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class TriggerEvent(enum.Enum):
+    INSERT = "insert"
+    UPDATE = "update"
+    DELETE = "delete"
+
+
+COLUMN_TYPES = tuple(t.value for t in ColumnType)
+PERMISSIONS = tuple(p.value for p in Permission)
+SEVERITIES = tuple(s.value for s in Severity)
+TRIGGER_EVENTS = tuple(e.value for e in TriggerEvent)
 # Keys of table settings that only the server writes (iac.md, "Server-owned fields").
 SERVER_OWNED_SETTINGS = ("column_mapping", "iac")
 # A table managed by IaC system S carries the tag `system:S` (iac.md, "Tags").
@@ -48,6 +79,13 @@ class Kind:
     fields: Mapping[str, Field]
     # unique constraint -> Conflict message, formatted with the written values
     conflicts: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def parent_column(self) -> str:
+        """`parent`, for a kind that has one (every kind but scope)."""
+        if self.parent is None:
+            raise ValueError(f"a {self.name} has no parent")
+        return self.parent
 
 
 def _req(field_type: s.Type) -> Field:

@@ -90,7 +90,7 @@ async def children(
         parents,
     )
     for row in rows:
-        out[str(row[kind.parent])].append(to_dict(kind, row))
+        out[str(row[kind.parent_column])].append(to_dict(kind, row))
     return out
 
 
@@ -108,6 +108,7 @@ async def insert(
         )
     except asyncpg.UniqueViolationError as exc:
         raise _conflict(kind, exc, values) from None
+    assert row is not None  # INSERT ... RETURNING returns the row
     return to_dict(kind, row)
 
 

@@ -30,6 +30,7 @@ _VALUE_TYPES: Final[dict[str, tuple[type, ...]]] = {
 _PARSE: Final[dict[str, Callable[[str], Any]]] = {
     "date": date.fromisoformat,
     "datetime": datetime.fromisoformat,
+    "reference": uuid.UUID,
 }
 
 
@@ -53,13 +54,13 @@ def value_rule(column: Mapping[str, Any], *, authored: bool) -> ValueRule:
     """The value check of a column with this (maybe partial, maybe invalid) definition;
     `authored`: as a document writes values (references by key)."""
     kind = column.get("type")
-    types = _VALUE_TYPES.get(kind) if type(kind) is str else None
-    if types is None or (authored and kind == "reference"):
+    types = _VALUE_TYPES.get(kind) if isinstance(kind, str) else None
+    if not isinstance(kind, str) or types is None or (authored and kind == "reference"):
         return ANY_VALUE
     options = column.get("options")
     choices = options.get("values") if kind == "select" and isinstance(options, dict) else None
     choices = choices if isinstance(choices, list) else None
-    parse = _PARSE.get(kind, uuid.UUID if kind == "reference" else None)
+    parse = _PARSE.get(kind)
 
     def problem(value: Any) -> str | None:
         if value is None:

@@ -52,6 +52,7 @@ from typing import Any, Final
 import orjson
 
 from app.catalog import schema as s
+from app.catalog.schema import REF
 from app.catalog.values import ANY_VALUE, value_rule
 from app.config import Settings
 from app.iac.exactjson import canonical, load_exact
@@ -69,7 +70,6 @@ from app.iac.rules import (
     HEADER_FIELDS,
     LINE_RULES,
     RECORD_FIELDS,
-    REF,
     SPEC_RULES,
     SYSTEM,
     LineRule,
@@ -366,6 +366,7 @@ class _Parser:
         for message in errors:
             self._error(number, "record", None, message)
         if table_ok and isinstance(key, dict) and key and isinstance(values, dict):
+            assert isinstance(table, str)  # table_ok
             values.update(key)  # same order as {**values, **key}; the parsed dict is ours
             self.records.append(RecordLine(number, table, key, values))
 
@@ -405,11 +406,8 @@ class _Parser:
 
         used_tables: dict[str, list[_Source]] = {}
         for line in self.lines:
-            source, present, spec = (
-                (line.line, line.kind, line.qualified_ref),
-                not line.absent,
-                line.spec,
-            )
+            source: _Source = (line.line, line.kind, line.qualified_ref)
+            present, spec = not line.absent, line.spec
             for table in self._tables_used(line):
                 used_tables.setdefault(table, []).append(source)
                 self._resolve(source, present, "table", table)
@@ -426,9 +424,9 @@ class _Parser:
         if self.strict_tables:
             for table in undeclared:
                 if table not in self.known_tables:
-                    for source in used_tables[table]:
+                    for user in used_tables[table]:
                         self._error(
-                            *source,
+                            *user,
                             f"table {table} is not declared in this document nor already managed",
                         )
         return tuple(undeclared)
@@ -476,8 +474,9 @@ class _Parser:
         target, error = self._resolution(True, "column", qualified)
         mover = self.moves.get(qualified)
         declared = target is not None or (mover is not None and mover.kind == "column")
-        is_column = target is not None and target.kind == "column"
-        rule = value_rule(target.spec or {}, authored=True) if is_column else ANY_VALUE
+        rule = ANY_VALUE
+        if target is not None and target.kind == "column":
+            rule = value_rule(target.spec or {}, authored=True)
         usable = declared and error is None
         return _ColumnUse(
             qualified, error, declared, usable, rule.fits if usable else frozenset(), rule.problem

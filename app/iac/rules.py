@@ -13,7 +13,7 @@ reference).
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from app.catalog import schema as s
 from app.catalog.kinds import RESOURCE_KINDS, SYSTEM_TAG_PREFIX, system_tag
@@ -33,7 +33,7 @@ SPEC_FIELDS: Final[dict[str, dict[str, s.Type]]] = {
 }
 
 
-def fits(value: Any, pattern: re.Pattern[str] | None) -> bool:
+def fits(value: Any, pattern: re.Pattern[str] | None) -> TypeGuard[str]:
     return isinstance(value, str) and pattern is not None and s.matches(pattern.pattern, value)
 
 

@@ -7,7 +7,7 @@ The generic three are made by the factories below (no `from __future__ import
 annotations` here: the resolvers' annotations must be the classes themselves).
 """
 
-from typing import Any
+from typing import Any, TypeVar
 
 import asyncpg
 import strawberry
@@ -44,6 +44,8 @@ from app.api.catalog.types import (
 from app.api.context import Info
 from app.catalog import records, resources, scopes, tables
 
+T = TypeVar("T")
+
 
 def _label(kind: str) -> str:
     name = kind.replace("_", " ")
@@ -57,7 +59,7 @@ async def _create_in_scope(
     return await resources.create(conn, kind, scope["id"], spec)
 
 
-def _creator(kind: str, parent: str, given: type, out: type) -> Any:
+def _creator(kind: str, parent: str, given: type, out: type[T]) -> Any:
     of = builder(out)
     if parent == "scope":
 
@@ -74,7 +76,7 @@ def _creator(kind: str, parent: str, given: type, out: type) -> Any:
     return strawberry.mutation(resolver=in_table, description=f"Create {_label(kind)} in a table.")
 
 
-def _updater(kind: str, given: type, out: type) -> Any:
+def _updater(kind: str, given: type, out: type[T]) -> Any:
     of = builder(out)
 
     async def update(info: Info, id: strawberry.ID, input: given) -> out:  # type: ignore[valid-type]

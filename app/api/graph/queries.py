@@ -108,7 +108,10 @@ class GraphQuery:
             [await info.context.with_conn(resources.find_resource, state, address, serial)]
         )
         arguments = {"direction": direction, "maxDepth": max_depth, "first": first, "after": after}
-        return await resolve(info, root, RESOURCE_LISTS["blastRadius"], arguments, RESOURCE_LISTS)
+        found: Connection[BlastRadiusNode] = await resolve(
+            info, root, RESOURCE_LISTS["blastRadius"], arguments, RESOURCE_LISTS
+        )
+        return found
 
     @strawberry.field(description="The audit trail, newest first: of one state, or of all.")
     async def events(

@@ -30,19 +30,26 @@ from app.api.pagination import (
     page_args,
 )
 from app.api.prefetch import ListField, Lists, prefetch_below, resolve
+from app.db import Row
 from app.errors import BadInput
 from app.graph import diff as graph_diff
 from app.graph import edges, events, inventory, queries, resources
 from app.paging import Page
 
-StateKind = strawberry.enum(queries.StateKind, description="Who writes the state.")
-ResourceMode = strawberry.enum(resources.Mode, name="ResourceMode")
-Direction = strawberry.enum(
-    edges.Direction,
+# The domain's enums, registered with Strawberry in place (the call form returns the same
+# class, which the annotations name directly so that type checkers see a class).
+StateKind = queries.StateKind
+ResourceMode = resources.Mode
+Direction = edges.Direction
+InventoryGroup = inventory.GroupBy
+strawberry.enum(StateKind, description="Who writes the state.")
+strawberry.enum(ResourceMode, name="ResourceMode")
+strawberry.enum(
+    Direction,
     description="DEPENDENTS: what depends on it (what breaks if it changes); "
     "DEPENDENCIES: what it depends on.",
 )
-InventoryGroup = strawberry.enum(inventory.GroupBy, name="InventoryGroup")
+strawberry.enum(InventoryGroup, name="InventoryGroup")
 N = TypeVar("N")
 
 
@@ -164,7 +171,7 @@ class Event(relay.Node):
     created_at: datetime
 
     @classmethod
-    async def resolve_nodes(
+    async def resolve_nodes(  # type: ignore[override]  # one signature for Node's overloads
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[Event | None]:
         return await load_nodes(info.context.graph.event, node_ids, event_of)
@@ -225,7 +232,7 @@ class State(relay.Node):
         return connection(page, [event_of(r) for r in page.rows], after=after)
 
     @classmethod
-    async def resolve_nodes(
+    async def resolve_nodes(  # type: ignore[override]  # one signature for Node's overloads
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[State | None]:
         return await load_nodes(info.context.graph.state, node_ids, state_of)
@@ -264,14 +271,15 @@ class StateVersion(relay.Node):
 
     @strawberry.field
     async def resource_count(self, info: Info) -> int:
-        return await info.context.graph.resource_count.load(self.version_id)
+        count: int = await info.context.graph.resource_count.load(self.version_id)
+        return count
 
     @strawberry.field(description="What changed from version `against` (a serial) to this one.")
     async def diff(self, info: Info, against: int) -> VersionDiff:
         return VersionDiff.of(await info.context.graph.diff.load((self.version_id, against)))
 
     @classmethod
-    async def resolve_nodes(
+    async def resolve_nodes(  # type: ignore[override]  # one signature for Node's overloads
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[StateVersion | None]:
         return await load_nodes(info.context.graph.version, node_ids, version_of)
@@ -311,21 +319,26 @@ class Resource(relay.Node):
         "Sensitive values are null."
     )
     def attributes(self, path: list[str] | None = None) -> JSON | None:
-        return resources.attribute_value(self.raw_attributes, self.sensitive_attributes, path or ())
+        value: JSON | None = resources.attribute_value(
+            self.raw_attributes, self.sensitive_attributes, path or ()
+        )
+        return value
 
     @strawberry.field(description="What it depends on, by address.")
     def dependencies(
         self, info: Info, first: FirstArg = DEFAULT_FIRST, after: AfterArg = None
     ) -> Connection[Resource]:
         arguments = {"first": first, "after": after}
-        return resolve(info, self, RESOURCE_LISTS["dependencies"], arguments, RESOURCE_LISTS)
+        # the connection, or an awaitable of it (graphql-core awaits what resolvers return)
+        return resolve(info, self, RESOURCE_LISTS["dependencies"], arguments, RESOURCE_LISTS)  # type: ignore[no-any-return]
 
     @strawberry.field(description="What depends on it, by address.")
     def dependents(
         self, info: Info, first: FirstArg = DEFAULT_FIRST, after: AfterArg = None
     ) -> Connection[Resource]:
         arguments = {"first": first, "after": after}
-        return resolve(info, self, RESOURCE_LISTS["dependents"], arguments, RESOURCE_LISTS)
+        # the connection, or an awaitable of it (graphql-core awaits what resolvers return)
+        return resolve(info, self, RESOURCE_LISTS["dependents"], arguments, RESOURCE_LISTS)  # type: ignore[no-any-return]
 
     @strawberry.field(
         description="Every resource reachable from this one, once, at its shortest depth, "
@@ -340,10 +353,11 @@ class Resource(relay.Node):
         after: AfterArg = None,
     ) -> Connection[BlastRadiusNode]:
         arguments = {"direction": direction, "maxDepth": max_depth, "first": first, "after": after}
-        return resolve(info, self, RESOURCE_LISTS["blastRadius"], arguments, RESOURCE_LISTS)
+        # the connection, or an awaitable of it (graphql-core awaits what resolvers return)
+        return resolve(info, self, RESOURCE_LISTS["blastRadius"], arguments, RESOURCE_LISTS)  # type: ignore[no-any-return]
 
     @classmethod
-    async def resolve_nodes(
+    async def resolve_nodes(  # type: ignore[override]  # one signature for Node's overloads
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[Resource | None]:
         return await load_nodes(info.context.graph.resource, node_ids, _resource_of)
@@ -430,7 +444,7 @@ async def prefetch_resources(
     return found
 
 
-def state_of(r: Mapping[str, Any]) -> State:
+def state_of(r: Row) -> State:
     return State(
         id=str(r["state_id"]),
         state_id=r["state_id"],
@@ -441,7 +455,7 @@ def state_of(r: Mapping[str, Any]) -> State:
     )
 
 
-def version_of(r: Mapping[str, Any], state: State | None = None) -> StateVersion:
+def version_of(r: Row, state: State | None = None) -> StateVersion:
     return StateVersion(
         id=str(r["version_id"]),
         version_id=r["version_id"],
@@ -454,11 +468,11 @@ def version_of(r: Mapping[str, Any], state: State | None = None) -> StateVersion
     )
 
 
-def _resource_of(record: Mapping[str, Any]) -> Resource:
+def _resource_of(record: Row) -> Resource:
     return resources_of([record])[0]
 
 
-def resources_of(records: Iterable[Mapping[str, Any]]) -> list[Resource]:
+def resources_of(records: Iterable[Row]) -> list[Resource]:
     """Resources of rows with RESOURCE_COLUMNS; rows of one version share its objects."""
     versions: dict[UUID, StateVersion] = {}
     built = []
@@ -489,7 +503,7 @@ def resources_of(records: Iterable[Mapping[str, Any]]) -> list[Resource]:
     return built
 
 
-def event_of(r: Mapping[str, Any]) -> Event:
+def event_of(r: Row) -> Event:
     return Event(
         id=str(r["id"]),
         state_name=r["state_name"],
