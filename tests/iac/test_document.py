@@ -881,6 +881,7 @@ def big_rows(tables: int, total_lines: int) -> list[dict[str, Any]]:
     return rows
 
 
+@pytest.mark.slow
 def test_hundred_thousand_lines() -> None:
     rows = big_rows(300, 100_000)
     records = [row for row in rows if row["kind"] == "record"]
@@ -894,6 +895,7 @@ def test_hundred_thousand_lines() -> None:
     assert [line.qualified_ref for line in parsed.lines[:3]] == ["t0", "t0.title", "t0.amount"]
 
 
+@pytest.mark.slow
 def test_hundred_thousand_lines_with_a_few_errors() -> None:
     rows = big_rows(300, 100_000)
     bad = {

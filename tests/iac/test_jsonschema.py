@@ -2,6 +2,7 @@
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
@@ -28,6 +29,7 @@ def test_every_line_of_a_valid_document_fits() -> None:
 
 @settings(max_examples=1500, deadline=None)
 @given(st.sampled_from(FIELDS), VALUES)
+@pytest.mark.slow
 def test_a_field_value_fits_the_schema_when_the_parser_takes_it(
     field: tuple[str, str], value: Any
 ) -> None:

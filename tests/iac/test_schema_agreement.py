@@ -154,6 +154,7 @@ def test_a_document_takes_exactly_the_catalog_fields(kind: str) -> None:
 
 @settings(max_examples=3000, deadline=None)
 @given(st.sampled_from(FIELDS), VALUES)
+@pytest.mark.slow
 def test_document_and_catalog_accept_the_same_values(field: tuple[str, str], value: Any) -> None:
     kind, name = field
     if kind == "table" and name == "settings" and isinstance(value, dict):
