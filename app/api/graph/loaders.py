@@ -12,7 +12,7 @@ from app.api.loaders import by_key, paged
 from app.api.pagination import PageArgs
 from app.graph import diff, edges, events, queries, resources
 from app.graph.edges import Direction
-from app.graph.resources import ResourceFilter
+from app.graph.resources import ResourceFilter, ResourceKey
 
 
 @dataclass(frozen=True)
@@ -49,8 +49,8 @@ class GraphLoaders:
         return by_key(self.pool, queries.versions_by_ids)
 
     @cached_property
-    def resource(self) -> DataLoader[UUID, Any]:
-        return by_key(self.pool, resources.resources_by_ids)
+    def resource(self) -> DataLoader[ResourceKey, Any]:
+        return by_key(self.pool, resources.resources_by_keys)
 
     @cached_property
     def event(self) -> DataLoader[UUID, Any]:
@@ -107,7 +107,7 @@ class GraphLoaders:
         )
 
     @cached_property
-    def neighbours(self) -> DataLoader[tuple[UUID, Hop], Any]:
+    def neighbours(self) -> DataLoader[tuple[ResourceKey, Hop], Any]:
         return paged(
             self.pool,
             lambda conn, ids, a: edges.neighbours(
@@ -116,7 +116,7 @@ class GraphLoaders:
         )
 
     @cached_property
-    def blast_radius(self) -> DataLoader[tuple[UUID, Blast], Any]:
+    def blast_radius(self) -> DataLoader[tuple[ResourceKey, Blast], Any]:
         return paged(
             self.pool,
             lambda conn, ids, a: edges.blast_radius(

@@ -51,6 +51,7 @@ strawberry.enum(
 )
 strawberry.enum(InventoryGroup, name="InventoryGroup")
 N = TypeVar("N")
+K = TypeVar("K")
 
 
 def parse_id(value: str) -> UUID:
@@ -60,12 +61,22 @@ def parse_id(value: str) -> UUID:
         raise BadInput(f"not an id: {value!r}") from None
 
 
+def parse_resource_id(value: str) -> resources.ResourceKey:
+    """A resource's id: its row, at a version (a row is shared by the versions of its
+    serial range, and what it links to depends on the version)."""
+    row_id, _, version_id = value.partition(":")
+    return parse_id(row_id), parse_id(version_id)
+
+
 async def load_nodes(
-    loader: DataLoader[UUID, Any], node_ids: Iterable[str], build: Callable[[Any], N]
+    loader: DataLoader[K, Any],
+    node_ids: Iterable[str],
+    build: Callable[[Any], N],
+    parse: Callable[[str], K],
 ) -> list[N | None]:
-    """A node type's `resolve_nodes`: rows by ID through its loader, each built (None if
-    there is no such row)."""
-    rows = await loader.load_many([parse_id(i) for i in node_ids])
+    """A node type's `resolve_nodes`: rows by parsed ID through its loader, each built
+    (None if there is no such row)."""
+    rows = await loader.load_many([parse(i) for i in node_ids])
     return [build(row) if row else None for row in rows]
 
 
@@ -174,7 +185,7 @@ class Event(relay.Node):
     async def resolve_nodes(  # type: ignore[override]  # one signature for Node's overloads
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[Event | None]:
-        return await load_nodes(info.context.graph.event, node_ids, event_of)
+        return await load_nodes(info.context.graph.event, node_ids, event_of, parse_id)
 
 
 @strawberry.type
@@ -235,7 +246,7 @@ class State(relay.Node):
     async def resolve_nodes(  # type: ignore[override]  # one signature for Node's overloads
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[State | None]:
-        return await load_nodes(info.context.graph.state, node_ids, state_of)
+        return await load_nodes(info.context.graph.state, node_ids, state_of, parse_id)
 
 
 @strawberry.type
@@ -282,7 +293,7 @@ class StateVersion(relay.Node):
     async def resolve_nodes(  # type: ignore[override]  # one signature for Node's overloads
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[StateVersion | None]:
-        return await load_nodes(info.context.graph.version, node_ids, version_of)
+        return await load_nodes(info.context.graph.version, node_ids, version_of, parse_id)
 
 
 @strawberry.type
@@ -360,7 +371,13 @@ class Resource(relay.Node):
     async def resolve_nodes(  # type: ignore[override]  # one signature for Node's overloads
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[Resource | None]:
-        return await load_nodes(info.context.graph.resource, node_ids, _resource_of)
+        return await load_nodes(
+            info.context.graph.resource, node_ids, _resource_of, parse_resource_id
+        )
+
+    @property
+    def key(self) -> resources.ResourceKey:
+        return (self.resource_id, self.version.version_id)
 
 
 @strawberry.type
@@ -398,14 +415,14 @@ def _blast_key(arguments: Mapping[str, Any]) -> Blast:
 async def _load_hops(
     info: Info, owners: list[Resource], key: Hop, after: str | None
 ) -> list[Connection[Resource]]:
-    pages = await info.context.graph.neighbours.load_many([(o.resource_id, key) for o in owners])
+    pages = await info.context.graph.neighbours.load_many([(o.key, key) for o in owners])
     return [connection(page, resources_of(page.rows), after=after) for page in pages]
 
 
 async def _load_blasts(
     info: Info, owners: list[Resource], key: Blast, after: str | None
 ) -> list[Connection[BlastRadiusNode]]:
-    roots = [(o.resource_id, key) for o in owners]
+    roots = [(o.key, key) for o in owners]
     pages = await info.context.graph.blast_radius.load_many(roots)
     return [blast_connection(page, after) for page in pages]
 
@@ -482,7 +499,7 @@ def resources_of(records: Iterable[Row]) -> list[Resource]:
             version = versions[r["version_id"]] = version_of(r)
         built.append(
             Resource(
-                id=str(r["id"]),
+                id=f"{r['id']}:{r['version_id']}",
                 resource_id=r["id"],
                 address=r["address"],
                 mode=resources.Mode(r["mode"]),
