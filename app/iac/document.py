@@ -2,7 +2,9 @@
 
 `parse_document(bytes)` returns a `Document` or raises `DocumentError` with
 every problem of the document at once (spec: shared/spec/iac.md; "nothing is
-half-planned", so a document with any error yields nothing).
+half-planned", so a document with any error yields nothing). What each line may
+carry is rules.py's (from the catalog's kinds); this module reads the lines and
+checks them against each other.
 
 Decisions where the spec is silent:
 
@@ -21,7 +23,8 @@ Decisions where the spec is silent:
   rule, trigger, view, command, public_read), never with `state: absent`. The
   old qualified ref may not be declared by any line nor renamed twice.
 - insight_selection: `chatroom` is a hyphenated UUID, case-insensitive,
-  normalized to lowercase; `tables` is required (non-empty) when present.
+  normalized to lowercase; `tables` is required when present, and may be
+  empty (nothing selected yet), as in the catalog.
 - Reserved: the ref `client_access` in the per-table space (it belongs to the
   client_access line); `settings.client_access` in a table spec (it has its own
   line kind); tags `system:X` other than the document's own `system:S`.
@@ -35,11 +38,14 @@ Decisions where the spec is silent:
   hold an identical value. `values` may be omitted. Every column must be
   declared present for that table in this document, values must fit the
   column's declared type, and two records of a table may not share a key.
-- Enumerations the spec does not list: rule severity is error, warning or
-  info; grant permissions must be non-empty; list fields hold no duplicates.
-  A column's `options.values` / `options.target` only go with select /
-  reference (or an omitted type); a `default` must fit the column type. View
-  `filter` is a string or object, `sort` a string, array or object.
+- Field values follow the catalog (app/catalog/kinds.py), which decides what
+  the spec leaves open: rule severity is error, warning or info; grant
+  permissions must be non-empty; list fields hold no duplicates; view `filter`
+  is a string or object, `sort` a string, array or object; null is allowed
+  where the catalog stores null (description, message, condition, view name,
+  rate_limit, public_read view). A column's `options.values` /
+  `options.target` only go with select / reference (or an omitted type); a
+  `default` must fit the column type, and a reference column takes none.
 - Integers beyond 64 bits keep their exact value (orjson would round them);
   NaN and Infinity are rejected. A key repeated within one JSON object keeps
   its last value (as JSON parsers do).

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.catalog.kinds import system_tag
+from app.catalog.kinds import SERVER_OWNED_SETTINGS, system_tag
 from app.iac.exactjson import canonical
 from app.iac.model import Line
 from app.iac.state import is_secret, strip_secrets
@@ -38,7 +38,7 @@ REQUIRED_ON_CREATE: dict[str, tuple[str, ...]] = {
     "command": ("name",),
 }
 # Table settings keys a document never manages: server-owned, or a kind of their own.
-UNMANAGED_SETTINGS = ("column_mapping", "iac", "client_access")
+UNMANAGED_SETTINGS = (*SERVER_OWNED_SETTINGS, "client_access")
 REDACTED = "(secret)"
 
 
