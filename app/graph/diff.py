@@ -6,7 +6,7 @@ from uuid import UUID
 
 import asyncpg
 
-from app.errors import NotFound
+from app.errors import AppError, BadInput, NotFound
 from app.graph.sensitive import Path, overlaps, sensitive_paths
 
 
@@ -35,9 +35,12 @@ class VersionDiff:
 _MISSING = object()
 
 # Per (version, against serial): the resources whose attributes differ, added
-# or removed, compared by address inside the database (JSONB equality).
+# or removed, compared by address inside the database (JSONB equality). An
+# encrypted version has no rows to compare: its pairs get none.
 _DIFF = """
-    SELECT k.version_id, k.against, o.id AS against_id, c.*
+    SELECT k.version_id, k.against, o.id AS against_id,
+           CASE WHEN n.encrypted THEN n.serial WHEN o.encrypted THEN o.serial END AS encrypted,
+           c.*
     FROM unnest($1::uuid[], $2::bigint[]) AS k (version_id, against)
     JOIN state_versions n ON n.id = k.version_id
     LEFT JOIN state_versions o ON o.state_id = n.state_id AND o.serial = k.against
@@ -52,22 +55,29 @@ _DIFF = """
         FULL JOIN (SELECT id, address, attributes, sensitive_attributes
                    FROM resources WHERE state_version_id = o.id) b ON a.address = b.address
         WHERE a.id IS NULL OR b.id IS NULL OR a.attributes IS DISTINCT FROM b.attributes
-    ) c ON o.id IS NOT NULL
+    ) c ON o.id IS NOT NULL AND NOT (n.encrypted OR o.encrypted)
     ORDER BY k.version_id, k.against, c.address"""
 
 
 async def diff_versions(
     conn: asyncpg.Connection, keys: list[tuple[UUID, int]]
-) -> dict[tuple[UUID, int], VersionDiff | NotFound]:
-    """Diffs of (version id, against serial) pairs; NotFound for a serial the state lacks."""
+) -> dict[tuple[UUID, int], VersionDiff | AppError]:
+    """Diffs of (version id, against serial) pairs; NotFound for a serial the state lacks,
+    BadInput when either version is encrypted."""
     records = await conn.fetch(
         _DIFF, [version_id for version_id, _ in keys], [against for _, against in keys]
     )
-    diffs: dict[tuple[UUID, int], VersionDiff | NotFound] = {}
+    diffs: dict[tuple[UUID, int], VersionDiff | AppError] = {}
     for record in records:
         key = (record["version_id"], record["against"])
         if record["against_id"] is None:
             diffs[key] = NotFound(f"the state has no version at serial {record['against']}")
+            continue
+        if record["encrypted"] is not None:
+            diffs[key] = BadInput(
+                f"version {record['encrypted']} is encrypted by OpenTofu: the server cannot "
+                "read its resources to compare them"
+            )
             continue
         diff = diffs.setdefault(key, VersionDiff(record["against"], [], [], []))
         assert isinstance(diff, VersionDiff)
