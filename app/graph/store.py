@@ -103,10 +103,10 @@ async def write_version(
         await conn.execute("SELECT 1 FROM states WHERE id = $1 FOR UPDATE", state_id)
         current = await current_version(conn, state_id)
         if isinstance(state, EncryptedState):
-            state = (
-                state.as_version(current["serial"], current["lineage"], md5 == current["raw_md5"])
-                if current
-                else state.as_version(None, None, same_bytes=False)
+            state = state.as_version(
+                current["serial"] if current else None,
+                current["lineage"] if current else None,
+                same_bytes=current is not None and md5 == current["raw_md5"],
             )
         if current is not None:
             if state.serial == current["serial"] and md5 == current["raw_md5"]:

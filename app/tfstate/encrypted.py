@@ -49,7 +49,7 @@ class EncryptedState:
     lineage: str | None
 
     def as_version(
-        self, current_serial: int | None, current_lineage: str | None, same_bytes: bool
+        self, current_serial: int | None, current_lineage: str | None, *, same_bytes: bool
     ) -> NormalizedState:
         """The version this envelope is stored as, after the state's current one (None:
         no version yet; `same_bytes`: the current one has these very bytes).

@@ -129,7 +129,7 @@ def test_a_version_takes_the_envelopes_numbers_else_numbers_by_arrival(
 ) -> None:
     current_lineage = None if current_serial is None else "current"
     envelope = EncryptedState(serial, lineage)
-    version = envelope.as_version(current_serial, current_lineage, same_bytes)
+    version = envelope.as_version(current_serial, current_lineage, same_bytes=same_bytes)
     assert version.encrypted
     assert (version.instances, version.outputs, version.edges) == ([], [], [])
     if serial is not None:
