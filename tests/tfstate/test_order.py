@@ -10,6 +10,7 @@ from app.jsonutil import dumps
 from app.tfstate import parse_state
 from app.tfstate.digest import instance_digest, output_digest
 from app.tfstate.order import in_document_order, layout_of
+from app.tfstate.parse import resolve_edges
 from tests.graph.states import resource, state
 from tests.strategies import states
 
@@ -69,3 +70,14 @@ def test_an_output_hash_covers_its_value_and_position() -> None:
     swapped = parse_state(state([], outputs={"b": {"value": None}, "a": {"value": 1}})).outputs
     assert output_digest(rows[0]) != output_digest(swapped[1])  # "a" moved
     assert output_digest(rows[1]) != output_digest(rows[1]._replace(value=2))
+
+
+@given(document=states(), data=st.data())
+def test_the_edges_touching_some_rows_are_those_of_all_edges(document, data) -> None:
+    rows = parse_state(dumps(document)).instances
+    touching = set(data.draw(st.lists(st.integers(0, max(len(rows) - 1, 0)), max_size=4)))
+    touching &= set(range(len(rows)))
+    every = resolve_edges(rows)
+    assert set(resolve_edges(rows, touching)) == {
+        (a, b) for a, b in every if a in touching or b in touching
+    }
