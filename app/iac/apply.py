@@ -27,10 +27,13 @@ _RANK = {kind: rank for rank, kind in enumerate(KIND_ORDER)}
 class _Ids:
     """Qualified ref -> live ID, as this apply goes (state, then bound, then created)."""
 
-    def __init__(self, system: str, rows: Sequence[StateRow], steps: Sequence[Step]) -> None:
+    def __init__(self, system: str, rows: Sequence[StateRow], plan: Plan) -> None:
         self.system = system
-        self.ids = {(r.resource_type, r.ref): r.resource_id for r in rows}
-        for step in steps:
+        # never an orphaned row's dead ID (the plan refused lines naming one)
+        dead = {s.row.key for s in plan.steps if s.action == "orphaned" and s.row is not None}
+        self.ids = {r.key: r.resource_id for r in rows if r.key not in dead}
+        self.ids.update({(r.resource_type, ref): r.resource_id for r, ref in plan.follows})
+        for step in plan.steps:
             if step.live_id is not None and step.action != "delete":
                 self.ids[(step.kind, step.ref)] = step.live_id
 
@@ -114,7 +117,7 @@ async def apply_plan(
     """Carry out `plan` (made from `rows`, this system's state); returns the state rows
     of the system afterwards. The caller holds the transaction."""
     own = [r for r in rows if r.system == plan.system]
-    ids = _Ids(plan.system, own, plan.steps)
+    ids = _Ids(plan.system, own, plan)
     deleted: set[tuple[str, str]] = set()
     written: dict[tuple[str, str], StateRow] = {}
     dead_tables: set[str] = set()
@@ -162,19 +165,9 @@ async def apply_plan(
     await _insert_records(conn, plan, ids)
 
     # Undeclared sub-resources of a renamed table follow it to the new table ref.
-    for step in plan.steps:
-        if step.action == "move" and step.kind == "table" and step.row is not None:
-            old_prefix, new_prefix = f"{step.row.ref}.", f"{step.ref}."
-            for row in own:
-                moved = (row.resource_type, new_prefix + row.ref.removeprefix(old_prefix))
-                if (
-                    row.table_id == step.live_id
-                    and row.ref.startswith(old_prefix)
-                    and row.key not in deleted
-                    and moved not in written
-                ):
-                    deleted.add(row.key)
-                    written[moved] = replace(row, ref=moved[1])
+    for row, ref in plan.follows:
+        deleted.add(row.key)
+        written[(row.resource_type, ref)] = replace(row, ref=ref)
 
     # Rows of sub-resources of deleted tables went with their tables.
     deleted |= {r.key for r in own if r.table_id in dead_tables}

