@@ -239,3 +239,36 @@ async def test_a_public_read_declared_again_after_its_view_was_deleted(http) -> 
     assert "view contacts.v is managed by system 'crm' but its live" in refused["messages"][0]
     await plan_and_apply(http, text)
     await assert_converged(http, text)
+
+
+# --- claims: one table, one owner, across the systems of a scope ------------------------
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["create", "adopt"])
+async def test_two_systems_racing_for_one_table_exactly_one_wins(http, existing) -> None:
+    if existing:
+        await gql(http, 'mutation { createTable(scope: "crm", input: {name: "People"}) { id } }')
+    texts = {system: document(header(system), table("people")) for system in ("crm", "billing")}
+    plans = {system: await plan(http, text) for system, text in texts.items()}
+    assert {actions(p)["table", "people"] for p in plans.values()} == {
+        "adopt" if existing else "create"
+    }
+    bodies = await asyncio.gather(
+        *(
+            post(http, APPLY, {"scope": SLUG, "document": texts[s], "hash": plans[s]["hash"]})
+            for s in texts
+        )
+    )
+    won = [s for s, body in zip(texts, bodies, strict=True) if "errors" not in body]
+    lost = [body["errors"][0]["extensions"]["code"] for body in bodies if "errors" in body]
+    assert len(won) == 1 and lost in (["CONFLICT"], ["STALE_PLAN"]), bodies
+    [winner] = won
+    loser = "billing" if winner == "crm" else "crm"
+    live = await gql(http, '{ scope(slug: "crm") { tables { id name } } }')
+    [people] = live["scope"]["tables"]
+    assert await state(http, winner) == {"people": people["id"]}
+    assert await state(http, loser) == {}
+    # planned again, the loser is told who holds it
+    refused = await plan(http, texts[loser])
+    assert refused["code"] == "CONFLICT"
+    assert f"managed by system {winner!r} as people" in refused["messages"][0]
