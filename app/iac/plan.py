@@ -180,8 +180,9 @@ def _identity_matches(line: Line, desired: Mapping[str, Any], candidate: Mapping
             return candidate["ref"] == line.ref
         case "insight_selection":
             return candidate["chatroom"] == line.chatroom
+    # an identity field left out matches a live null (an unnamed view adopts an unnamed one)
     names = _WEAK_IDENTITY[line.kind] or tuple(desired)
-    return bool(names) and all(n in desired and same(desired[n], candidate[n]) for n in names)
+    return bool(names) and all(same(desired.get(n), candidate[n]) for n in names)
 
 
 class _Planner:
@@ -263,10 +264,14 @@ class _Planner:
         for candidate in matches:
             self.read[candidate["id"]] = candidate
         free = [c for c in matches if c["id"] not in self.claims]
-        if line.kind in _WEAK_IDENTITY:  # no unique identity: the first free one, or none
-            if free:
-                self.adopted.add(free[0]["id"])
-            return free[0] if free else None
+        # Several may match (table names repeat; the weak kinds have no unique identity):
+        # the first free one in creation order, so the n-th line of a name adopts the n-th
+        # live resource of that name, as export wrote them.
+        if free:
+            self.adopted.add(free[0]["id"])
+            return free[0]
+        if line.kind in _WEAK_IDENTITY:
+            return None
         for candidate in matches:
             holder = self.claims.get(candidate["id"])
             if holder is None:
@@ -279,19 +284,14 @@ class _Planner:
                     claim=True,
                 )
                 return None
-            if not free and line.kind != "table":  # a table name may repeat; these may not
+            if line.kind != "table":  # a table name may repeat; these identities may not
                 self._error(
                     line,
                     f"the live {line.kind} it names is already bound to {holder.ref} by this "
                     f"system; to rename, declare renamed_from: {holder.ref!r}",
                 )
                 return None
-        if len(free) > 1:
-            self._error(line, f"{len(free)} live {line.kind}s match; adopting one is ambiguous")
-            return None
-        if free:
-            self.adopted.add(free[0]["id"])
-        return free[0] if free else None
+        return None
 
     def _moved_row(self, line: Line) -> tuple[str | None, StateRow | None]:
         """The old qualified ref and its row when the line, its table or both were

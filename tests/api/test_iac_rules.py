@@ -4,10 +4,13 @@ dead IDs and apply heals; an export plans back into its own scope as adopt/noop 
 two systems racing for one table: exactly one wins."""
 
 import asyncio
+import uuid
 from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app.jsonutil import dumps
 from tests.api.conftest import gql, post
@@ -272,3 +275,180 @@ async def test_two_systems_racing_for_one_table_exactly_one_wins(http, existing)
     refused = await plan(http, texts[loser])
     assert refused["code"] == "CONFLICT"
     assert f"managed by system {winner!r} as people" in refused["messages"][0]
+
+
+# --- 4. an export plans back into its own scope as adopt/noop, into an empty one as create
+
+
+async def test_an_export_of_a_public_read_beside_a_view_of_its_name_adopts_both(http) -> None:
+    created = await gql(
+        http, 'mutation { createTable(scope: "crm", input: {name: "People"}) { id } }'
+    )
+    people = created["createTable"]["id"]
+    view = await gql(
+        http,
+        'mutation($t: ID!) { a: createView(table: $t, input: {name: "Active"}) { id }'
+        " b: createView(table: $t, input: {}) { id } }",
+        {"t": people},
+    )
+    await gql(
+        http,
+        'mutation($t: ID!, $v: ID!) { createPublicRead(table: $t, input: {ref: "active", '
+        "view: $v}) { id } }",
+        {"t": people, "v": view["a"]["id"]},
+    )
+    exported = (await gql(http, EXPORT, {"scope": SLUG, "system": "crm"}))["export"]
+    assert '"kind":"public_read","table":"people","ref":"active"' in exported.replace(" ", "")
+    planned = await plan(http, exported)
+    assert set(actions(planned).values()) == {"adopt"}, planned
+
+
+SEVERITIES = ("ERROR", "WARNING", "INFO")
+TYPES = ("TEXT", "NUMBER", "BOOLEAN")
+
+
+@st.composite
+def scopes(draw: st.DrawFn) -> dict[str, Any]:
+    """A scope as a list of tables (names may repeat) with their sub-resources, and the
+    scope-level commands and insight selections: what `build` creates through GraphQL."""
+    names = st.sampled_from(["People", "people", "Orders", "Ünïcode", "1st", "client_access"])
+    tables = []
+    for _ in range(draw(st.integers(1, 3))):
+        columns = draw(
+            st.lists(
+                st.tuples(
+                    st.sampled_from(["Email", "Age", "Name", "View"]), st.sampled_from(TYPES)
+                ),
+                max_size=3,
+                unique_by=lambda c: c[0],
+            )
+        )
+        tables.append(
+            {
+                "name": draw(names),
+                "columns": [
+                    {"name": n, "type": t, "unique": draw(st.booleans())} for n, t in columns
+                ],
+                "reference": draw(st.booleans()),
+                "rules": draw(st.lists(st.sampled_from(["true", "age > 0"]), max_size=2)),
+                "triggers": draw(
+                    st.lists(st.sampled_from([("INSERT", None), ("UPDATE", "x")]), max_size=2)
+                ),
+                "views": draw(
+                    st.lists(
+                        st.tuples(
+                            st.sampled_from([None, "Active", "active", "Email"]), st.booleans()
+                        ),
+                        max_size=3,
+                    )
+                ),
+                "grants": draw(st.lists(st.sampled_from(["sales", "team:ops"]), unique=True)),
+                "client_access": draw(st.booleans()),
+                "public_reads": draw(
+                    st.lists(
+                        st.tuples(
+                            st.sampled_from(["active", "open", "email", "view"]), st.booleans()
+                        ),
+                        max_size=2,
+                        unique_by=lambda p: p[0],
+                    )
+                ),
+                "records": draw(
+                    st.lists(st.sampled_from(["a", "b", "c"]), max_size=3, unique=True)
+                ),
+            }
+        )
+    return {
+        "tables": tables,
+        "commands": draw(st.lists(st.sampled_from(["Sync", "sync", "Sync 2"]), max_size=3)),
+        "insight": draw(st.lists(st.integers(0, len(tables) - 1), max_size=2, unique=True)),
+    }
+
+
+async def build(client: httpx.AsyncClient, slug: str, scope: dict[str, Any]) -> None:
+    """Create the scope through the ordinary GraphQL API (no IaC)."""
+
+    async def create(field: str, parent_arg: str, parent: str, data: dict[str, Any]) -> str:
+        kind = field.removeprefix("create").removeprefix("set")
+        query = (
+            f"mutation($p: {'String' if parent_arg == 'scope' else 'ID'}!, $i: {kind}Input!) "
+            f"{{ {field}({parent_arg}: $p, input: $i) {{ id }} }}"
+        )
+        return (await gql(client, query, {"p": parent, "i": data}))[field]["id"]
+
+    await create_scope(client, slug)
+    table_ids = [
+        await create("createTable", "scope", slug, {"name": t["name"]}) for t in scope["tables"]
+    ]
+    for table_id, spec in zip(table_ids, scope["tables"], strict=True):
+        columns = []
+        for c in spec["columns"]:
+            columns.append(await create("createColumn", "table", table_id, c))
+        if spec["reference"]:
+            options = {"table": table_ids[0]}
+            columns.append(
+                await create(
+                    "createColumn",
+                    "table",
+                    table_id,
+                    {"name": "Ref", "type": "REFERENCE", "options": options},
+                )
+            )
+        for i, expression in enumerate(spec["rules"]):
+            data = {"expression": expression, "severity": SEVERITIES[i % 3]}
+            await create("createRule", "table", table_id, data)
+        for event, condition in spec["triggers"]:
+            await create(
+                "createTrigger", "table", table_id, {"event": event, "condition": condition}
+            )
+        views = []
+        for name, with_columns in spec["views"]:
+            data = {"name": name, "columns": columns[:1] if with_columns else []}
+            views.append(await create("createView", "table", table_id, data))
+        for principal in spec["grants"]:
+            await create(
+                "createGrant", "table", table_id, {"principal": principal, "permissions": ["READ"]}
+            )
+        if spec["client_access"]:
+            await create("setClientAccess", "table", table_id, {"enabled": True})
+        for ref, with_view in spec["public_reads"]:
+            data = {"ref": ref, "view": views[-1] if with_view and views else None}
+            await create("createPublicRead", "table", table_id, data)
+        text_columns = [c["name"] for c in spec["columns"] if c["type"] == "TEXT"]
+        for value in spec["records"] if text_columns else ():
+            await gql(
+                client,
+                "mutation($t: ID!, $v: JSON!) { insertRecord(table: $t, values: $v) { id } }",
+                {"t": table_id, "v": {text_columns[0]: value}},
+            )
+    for name in scope["commands"]:
+        await create("createCommand", "scope", slug, {"name": name})
+    if scope["insight"]:
+        data = {"chatroom": CHATROOM, "tables": [table_ids[i] for i in scope["insight"]]}
+        await create("createInsightSelection", "scope", slug, data)
+
+
+@given(scope=scopes())
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+async def test_an_export_plans_back_as_adopt_and_into_an_empty_scope_as_create(
+    client, scope
+) -> None:
+    slug = f"s{uuid.uuid4().hex[:12]}"
+    await build(client, slug, scope)
+    exported = (await gql(client, EXPORT, {"scope": slug, "system": "crm"}))["export"]
+
+    back = await plan(client, exported, slug)
+    assert "hash" in back, (back, exported)
+    resources = {a["action"] for a in back["actions"] if a["kind"] != "record"}
+    assert resources <= {"adopt", "noop"}, (back, exported)
+    assert {a["action"] for a in back["actions"] if a["kind"] == "record"} <= {"skip"}
+
+    empty = f"e{uuid.uuid4().hex[:12]}"
+    await create_scope(client, empty)
+    fresh = await plan_and_apply(client, exported, empty)
+    assert {a["action"] for a in fresh["actions"]} <= {"create", "insert"}, (fresh, exported)
+    assert len(fresh["actions"]) == len(back["actions"])
+    again = await plan(client, exported, empty)
+    assert {a["action"] for a in again["actions"]} <= {"noop", "skip"}, (again, exported)
