@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from app.jsonutil import dumps
@@ -397,9 +397,9 @@ async def build(client: httpx.AsyncClient, slug: str, scope: dict[str, Any]) -> 
         for i, expression in enumerate(spec["rules"]):
             data = {"expression": expression, "severity": SEVERITIES[i % 3]}
             await create("createRule", "table", table_id, data)
-        for event, condition in spec["triggers"]:
+        for trigger_event, condition in spec["triggers"]:
             await create(
-                "createTrigger", "table", table_id, {"event": event, "condition": condition}
+                "createTrigger", "table", table_id, {"event": trigger_event, "condition": condition}
             )
         views = []
         for name, with_columns in spec["views"]:
@@ -452,3 +452,150 @@ async def test_an_export_plans_back_as_adopt_and_into_an_empty_scope_as_create(
     assert len(fresh["actions"]) == len(back["actions"])
     again = await plan(client, exported, empty)
     assert {a["action"] for a in again["actions"]} <= {"noop", "skip"}, (again, exported)
+
+
+# --- the general form: whatever plans cleanly applies cleanly ---------------------------
+
+TABLES = ("a", "b", "c")
+line_of_kind = {
+    "table": st.builds(
+        lambda ref, name, renamed, absent: {
+            "kind": "table",
+            "ref": ref,
+            "spec": {"name": name},
+            **({"renamed_from": renamed} if renamed and renamed != ref else {}),
+            **({"state": "absent"} if absent else {}),
+        },
+        st.sampled_from(TABLES),
+        st.sampled_from(["A", "B"]),
+        st.sampled_from([None, None, *TABLES]),
+        st.booleans(),
+    ),
+    "column": st.builds(
+        lambda table, ref, target, renamed, absent: {
+            "kind": "column",
+            "table": table,
+            "ref": ref,
+            **({"state": "absent"} if absent else {}),
+            **({"renamed_from": renamed} if renamed and renamed != ref else {}),
+            **(
+                {}
+                if absent
+                else {
+                    "spec": {"name": ref.upper(), "type": "text"}
+                    if target is None
+                    else {"name": ref.upper(), "type": "reference", "options": {"target": target}}
+                }
+            ),
+        },
+        st.sampled_from(TABLES),
+        st.sampled_from(["x", "y", "z"]),
+        st.sampled_from([None, None, *TABLES]),
+        st.sampled_from([None, None, "x", "y"]),
+        st.booleans(),
+    ),
+    "rule": st.builds(
+        lambda table, ref: {
+            "kind": "rule",
+            "table": table,
+            "ref": ref,
+            "spec": {"expression": "1"},
+        },
+        st.sampled_from(TABLES),
+        st.sampled_from(["r", "x"]),
+    ),
+    "view": st.builds(
+        lambda table, ref, columns: {
+            "kind": "view",
+            "table": table,
+            "ref": ref,
+            "spec": {"name": ref, "columns": columns},
+        },
+        st.sampled_from(TABLES),
+        st.sampled_from(["v", "x"]),
+        st.lists(st.sampled_from(["x", "y", "z", "col_1a2b3c"]), max_size=2, unique=True),
+    ),
+    "public_read": st.builds(
+        lambda table, ref, view: {
+            "kind": "public_read",
+            "table": table,
+            "ref": ref,
+            **({"view": view} if view else {}),
+        },
+        st.sampled_from(TABLES),
+        st.sampled_from(["p", "v"]),
+        st.sampled_from([None, "v"]),
+    ),
+    "grant": st.builds(
+        lambda table: {"kind": "grant", "table": table, "principal": "sales", "spec": {}},
+        st.sampled_from(TABLES),
+    ),
+    "client_access": st.builds(
+        lambda table: {"kind": "client_access", "table": table, "spec": {"enabled": True}},
+        st.sampled_from(TABLES),
+    ),
+    "insight_selection": st.builds(
+        lambda tables: {"kind": "insight_selection", "chatroom": CHATROOM, "tables": tables},
+        st.lists(st.sampled_from(TABLES), min_size=1, max_size=3, unique=True),
+    ),
+    "record": st.builds(
+        lambda table, value: {"kind": "record", "table": table, "key": {"x": value}},
+        st.sampled_from(TABLES),
+        st.sampled_from(["1", "2"]),
+    ),
+}
+
+
+def _identity(line: dict[str, Any]) -> tuple[Any, ...]:
+    return (line["kind"], line.get("table"), line.get("ref"), line.get("principal"))
+
+
+@st.composite
+def document_pairs(draw: st.DrawFn) -> tuple[str, str]:
+    """A document, and a second one that mostly keeps the first's lines (some dropped,
+    some added): what a system's next apply looks like. Most tables are declared."""
+    lines = st.lists(st.one_of(*line_of_kind.values()), max_size=8, unique_by=_identity)
+    first = draw(lines)
+    tables = [{"kind": "table", "ref": t, "spec": {"name": t.upper()}} for t in TABLES]
+    first = [
+        t
+        for t in tables
+        if draw(st.integers(0, 4)) and _identity(t) not in {_identity(line) for line in first}
+    ] + first
+    kept = [line for line in first if draw(st.integers(0, 5))]
+    known = {_identity(line) for line in kept}
+    second = kept + [line for line in draw(lines) if _identity(line) not in known]
+    return document(header(), *first), document(header(), *second)
+
+
+@given(pair=document_pairs(), deleted=st.lists(st.integers(0, 20), max_size=3))
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+async def test_random_documents_that_plan_cleanly_apply_cleanly(client, pair, deleted) -> None:
+    """Two documents in a row, with live resources deleted through the API in between:
+    each plan is refused with BAD_INPUT (a reason by line) or applies; never anything else."""
+    slug = f"r{uuid.uuid4().hex[:12]}"
+    await create_scope(client, slug)
+    for step, text in enumerate(pair):
+        planned = await plan(client, text, slug)
+        if "hash" not in planned:
+            assert planned["code"] == "BAD_INPUT", (planned, text)
+            event(f"document {step + 1} refused")
+            continue
+        event(f"document {step + 1} applied")
+        body = await post(client, APPLY, {"scope": slug, "document": text, "hash": planned["hash"]})
+        assert "errors" not in body, (body["errors"], text)
+        again = await plan(client, text, slug)
+        assert {a["action"] for a in again["actions"]} <= {"noop", "skip"}, (again, text)
+        if step == 0:  # then some of what it made goes away through the ordinary API
+            rows = (await gql(client, STATE, {"scope": slug, "system": "crm"}))["iacState"]
+            for index in deleted:
+                if index < len(rows):
+                    row = rows[index]
+                    kind = "".join(p.title() for p in row["resourceType"].split("_"))
+                    await post(
+                        client,
+                        f"mutation($id: ID!) {{ delete{kind}(id: $id) }}",
+                        {"id": row["resourceId"]},
+                    )
