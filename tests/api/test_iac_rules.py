@@ -599,3 +599,47 @@ async def test_random_documents_that_plan_cleanly_apply_cleanly(client, pair, de
                         f"mutation($id: ID!) {{ delete{kind}(id: $id) }}",
                         {"id": row["resourceId"]},
                     )
+
+
+# --- 2. hand-over: an explicit release, then adoption -----------------------------------
+
+RELEASE = """mutation($scope: String!, $system: String!, $refs: [String!]!) {
+  release(scope: $scope, system: $system, refs: $refs) {
+    stateName released version { serial resources { totalCount } }
+  }
+}"""
+
+
+async def test_a_released_table_stays_live_unmanaged_and_another_system_adopts_it(http) -> None:
+    crm = document(header(), table("people"), column("people", "email"), table("orders"))
+    await plan_and_apply(http, crm)
+    before = await state(http)
+    billing = document(header("billing"), table("people", "People"), column("people", "email"))
+    refused = await plan(http, billing)
+    assert refused["code"] == "CONFLICT" and "release it there" in refused["messages"][0]
+
+    variables = {"scope": SLUG, "system": "crm", "refs": ["people"]}
+    released = (await gql(http, RELEASE, variables))["release"]
+    assert released["stateName"] == "iac:crm/crm"
+    assert released["released"] == ["people", "people.email"]
+    assert released["version"] == {"serial": 2, "resources": {"totalCount": 1}}
+    assert await state(http) == {"orders": before["orders"]}
+    events = await gql(
+        http, '{ state(name: "iac:crm/crm") { events { edges { node { action actor } } } } }'
+    )
+    actions_seen = [e["node"]["action"] for e in events["state"]["events"]["edges"]]
+    assert "release" in actions_seen
+    live = await gql(http, '{ scope(slug: "crm") { tables { id name tags settings } } }')
+    people = next(t for t in live["scope"]["tables"] if t["id"] == before["people"])
+    assert "system:crm" not in people["tags"] and "iac" not in people["settings"]
+
+    adopted = await plan_and_apply(http, billing)
+    assert set(actions(adopted).values()) == {"adopt"}
+    assert await state(http, "billing") == {
+        "people": before["people"],
+        "people.email": before["people.email"],
+    }
+    # releasing what a system does not manage names it
+    missing = await post(http, RELEASE, {**variables, "refs": ["people"]})
+    assert missing["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+    assert "manages no people" in missing["errors"][0]["message"]

@@ -7,7 +7,7 @@ BAD_INPUT with every problem in extensions.detail.errors ({line, kind, ref, mess
 import strawberry
 
 from app.api.context import Info
-from app.api.iac.types import ApplyResult, Plan
+from app.api.iac.types import ApplyResult, Plan, ReleaseResult
 from app.iac import service
 
 
@@ -33,3 +33,14 @@ class IacMutation:
             service.apply, scope, _utf8(document), hash, actor=info.context.actor
         )
         return ApplyResult.of(applied)
+
+    @strawberry.mutation(
+        description="Hand-over: `system` stops managing the resources under `refs` (a table "
+        "with its sub-resources). They stay live and unmanaged; another system may then adopt "
+        "them. Recorded as an event and a new version of the state iac:{scope}/{system}."
+    )
+    async def release(self, info: Info, scope: str, system: str, refs: list[str]) -> ReleaseResult:
+        released = await info.context.read(
+            service.release, scope, system, refs, actor=info.context.actor
+        )
+        return ReleaseResult.of(released)
