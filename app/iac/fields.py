@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.iac.document import Line, canonical
-from app.iac.state import is_secret, strip_secrets
+from app.iac.state import is_secret, seal_secrets
 
 # The fields plan compares, per kind, in display order. A grant's principal, an insight
 # selection's chatroom and a public read's ref are identity (in the ref), not fields.
@@ -76,9 +76,9 @@ def desired_of(line: Line, system: str) -> dict[str, Any]:
     return {name: spec[name] for name in FIELDS[line.kind] if name in spec}
 
 
-def last_applied_of(desired: Mapping[str, Any]) -> dict[str, Any]:
-    """What state remembers of a declaration: its fields, secrets removed."""
-    return strip_secrets(dict(desired))
+def last_applied_of(desired: Mapping[str, Any], key: bytes) -> dict[str, Any]:
+    """What state remembers of a declaration: its fields, secrets as keyed hashes."""
+    return seal_secrets(dict(desired), key)
 
 
 @dataclass

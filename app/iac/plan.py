@@ -42,7 +42,7 @@ from app.iac.fields import (
     redact,
     same,
 )
-from app.iac.state import StateRow, state_map
+from app.iac.state import StateRow, seal_secrets, state_map
 
 # Dependency order, parents before children (the catalog's order): apply creates in
 # this order and deletes in reverse.
@@ -192,8 +192,10 @@ class _Planner:
         rows: Sequence[StateRow],
         live: Live,
         records: Mapping[str, Sequence[Mapping[str, Any]]],
+        secret_key: bytes,
     ) -> None:
         self.doc = doc
+        self.secret_key = secret_key
         self.system = doc.system
         self.live = live
         self.records = records
@@ -376,8 +378,10 @@ class _Planner:
             have = current.get(name)
             if same(want, have):
                 continue
-            if name in last:
-                intent, drift = not same(want, last[name]), not same(have, last[name])
+            if name in last:  # state keeps secrets as keyed hashes: compare those
+                key = self.secret_key
+                intent = not same(seal_secrets(want, key), last[name])
+                drift = not same(seal_secrets(have, key), last[name])
                 reason = "both" if intent and drift else "drift" if drift else "intent"
             else:
                 reason = "intent"
@@ -420,7 +424,7 @@ class _Planner:
                     line,
                     None,
                     dict(desired),
-                    last_applied_of(desired),
+                    last_applied_of(desired, self.secret_key),
                 ),
                 "repairs an orphaned state row" if how == "orphaned" else "declared, not live",
                 changes,
@@ -441,7 +445,7 @@ class _Planner:
                 line,
                 found["id"],
                 writes,
-                last_applied_of(desired),
+                last_applied_of(desired, self.secret_key),
                 row,
             ),
             reason,
@@ -661,12 +665,15 @@ def make_plan(
     rows: Sequence[StateRow],
     snapshot: Iterable[Mapping[str, Any]],
     records: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    *,
+    secret_key: bytes,
 ) -> Plan:
     """Plan `doc` against the scope's state rows (every system) and live snapshot.
 
     `records`: table ID -> its records' values by column key, for the tables the
-    document's record lines name (see `record_tables`). Raises PlanError."""
-    return _Planner(doc, rows, Live.index(snapshot), records or {}).run()
+    document's record lines name (see `record_tables`); `secret_key`: the key of the
+    hashes state keeps of secret values (`state.secret_key`). Raises PlanError."""
+    return _Planner(doc, rows, Live.index(snapshot), records or {}, secret_key).run()
 
 
 def record_tables(

@@ -27,6 +27,7 @@ from app.iac.export import export_scope
 from app.iac.graph import graph_state, state_name
 from app.iac.plan import Plan, PlanError, make_plan, record_tables
 from app.iac.state import StateRow, public_view, replace_rows, rows_of
+from app.iac.state import secret_key as state_secret_key
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ def _rejected(exc: DocumentError) -> AppError:
 
 
 async def _plan(
-    conn: asyncpg.Connection, scope_id: Any, doc: Document
+    conn: asyncpg.Connection, scope_id: Any, doc: Document, key: bytes
 ) -> tuple[Plan, list[StateRow]]:
     snapshot = await load_scope_snapshot(conn, scope_id)
     rows = await rows_of(conn, scope_id, None)  # every system's: claims matter
@@ -58,28 +59,39 @@ async def _plan(
     found = await list_records_by_key(conn, wanted) if wanted else {}
     records = {tid: [r["values"] for r in rs] for tid, rs in found.items()}
     try:
-        return make_plan(doc, rows, snapshot, records), rows
+        return make_plan(doc, rows, snapshot, records, secret_key=key), rows
     except PlanError as exc:
         raise _rejected(exc) from None
 
 
-async def plan(conn: asyncpg.Connection, scope: str, document: bytes) -> Plan:
+async def plan(
+    conn: asyncpg.Connection, scope: str, document: bytes, *, secret_key: str | None = None
+) -> Plan:
+    """`secret_key`: INFRAGRAPH_SECRET_KEY (None: the database's)."""
     doc = _parse(document)
+    key = await state_secret_key(conn, secret_key)
     async with conn.transaction(isolation="repeatable_read", readonly=True):
         scope_row = await scope_by_slug(conn, scope)
-        result, _ = await _plan(conn, scope_row["id"], doc)
+        result, _ = await _plan(conn, scope_row["id"], doc, key)
         return result
 
 
 async def apply(
-    conn: asyncpg.Connection, scope: str, document: bytes, plan_hash: str, *, actor: str
+    conn: asyncpg.Connection,
+    scope: str,
+    document: bytes,
+    plan_hash: str,
+    *,
+    actor: str,
+    secret_key: str | None = None,
 ) -> Applied:
     doc = _parse(document)
+    key = await state_secret_key(conn, secret_key)
     async with conn.transaction():
         scope_row = await scope_by_slug(conn, scope)
         scope_id = scope_row["id"]
         await _lock_scope(conn, scope_id)
-        fresh, rows = await _plan(conn, scope_id, doc)
+        fresh, rows = await _plan(conn, scope_id, doc, key)
         if fresh.hash != plan_hash:
             raise StalePlan(
                 "the plan is stale: the document, the state or the live resources changed "

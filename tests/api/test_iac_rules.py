@@ -643,3 +643,47 @@ async def test_a_released_table_stays_live_unmanaged_and_another_system_adopts_i
     missing = await post(http, RELEASE, {**variables, "refs": ["people"]})
     assert missing["errors"][0]["extensions"]["code"] == "NOT_FOUND"
     assert "manages no people" in missing["errors"][0]["message"]
+
+
+# --- 5. intent vs drift on fields that hold secrets -------------------------------------
+
+
+async def test_a_field_holding_a_secret_tells_intent_from_drift(http) -> None:
+    def sync(url: str, password: str = "s3cr3t-pw") -> str:
+        action = {"url": url, "password": password}
+        spec = {"name": "Sync", "action": action}
+        return document(header(), {"kind": "command", "ref": "sync", "spec": spec})
+
+    await plan_and_apply(http, sync("https://a.test"))
+
+    async def reason(text: str) -> str:
+        [action] = (await plan(http, text))["actions"]
+        return action["reason"]
+
+    assert await reason(sync("https://b.test")) == "intent"  # only the url changed here
+    assert await reason(sync("https://a.test", "new-pw")) == "intent"
+    [command] = (await gql(http, '{ scope(slug: "crm") { commands { id } } }'))["scope"]["commands"]
+    await gql(
+        http,
+        "mutation($id: ID!, $a: JSON!) { updateCommand(id: $id, input: {action: $a}) { id } }",
+        {"id": command["id"], "a": {"url": "https://c.test", "password": "s3cr3t-pw"}},
+    )
+    assert await reason(sync("https://a.test")) == "drift"  # changed through the API
+    assert await reason(sync("https://b.test")) == "both"
+    await gql(
+        http,
+        "mutation($id: ID!, $a: JSON!) { updateCommand(id: $id, input: {action: $a}) { id } }",
+        {"id": command["id"], "a": {"url": "https://a.test", "password": "rotated"}},
+    )
+    assert await reason(sync("https://a.test")) == "drift"  # the secret, through the API
+
+    # never stored, never shown: not in the plan, the state view or the graph state
+    planned = await plan(http, sync("https://a.test", "new-pw"))
+    graph = await gql(
+        http,
+        '{ state(name: "iac:crm/crm") { versions(first: 5) { edges { node {'
+        " resources { edges { node { attributes } } } } } } } }",
+    )
+    views = [planned, graph, await gql(http, STATE, {"scope": SLUG})]
+    assert all("s3cr3t-pw" not in dumps(v).decode() for v in views)
+    assert all("hmac-sha256" not in dumps(v).decode() for v in views)

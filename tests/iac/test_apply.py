@@ -1,5 +1,6 @@
 """Plan and apply against a real catalog: the scenarios of issue 6 / iac.md, one each."""
 
+import re
 import uuid
 
 import pytest
@@ -424,7 +425,9 @@ async def test_secrets_reach_live_but_never_the_state(conn, crm) -> None:
         "token": "s3cr3t",
     }
     remembered = await applied_spec(conn, "contacts")
+    sealed = remembered["settings"]["webhook"].pop("token")
     assert remembered["settings"] == {"color": "red", "webhook": {"url": "https://x.test"}}
+    assert re.fullmatch(r"hmac-sha256:[0-9a-f]{64}", sealed)
     assert (
         await conn.fetchval(
             "SELECT count(*) FROM iac_state WHERE last_applied_spec::text LIKE '%s3cr3t%'"

@@ -22,7 +22,10 @@ class IacMutation:
         description="What applying the document to the scope would change; writes nothing."
     )
     async def plan(self, info: Info, scope: str, document: str) -> Plan:
-        return Plan.of(await info.context.read(service.plan, scope, _utf8(document)))
+        planned = await info.context.read(
+            service.plan, scope, _utf8(document), secret_key=info.context.settings.secret_key
+        )
+        return Plan.of(planned)
 
     @strawberry.mutation(
         description="Apply the document, if it still plans to `hash` (else STALE_PLAN), in one "
@@ -30,7 +33,12 @@ class IacMutation:
     )
     async def apply(self, info: Info, scope: str, document: str, hash: str) -> ApplyResult:
         applied = await info.context.read(
-            service.apply, scope, _utf8(document), hash, actor=info.context.actor
+            service.apply,
+            scope,
+            _utf8(document),
+            hash,
+            actor=info.context.actor,
+            secret_key=info.context.settings.secret_key,
         )
         return ApplyResult.of(applied)
 
