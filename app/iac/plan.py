@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from app.catalog.kinds import RESOURCE_KINDS
-from app.iac.document import Document, DocumentError, Line, LineError, canonical, qualify
+from app.iac.document import REF, Document, DocumentError, Line, LineError, canonical, qualify
+from app.iac.export import generated_ref
 from app.iac.fields import (
     REQUIRED_ON_CREATE,
     RefIndex,
@@ -177,7 +178,12 @@ def _identity_matches(line: Line, desired: Mapping[str, Any], candidate: Mapping
         case "client_access":
             return True
         case "public_read":
-            return candidate["ref"] == line.ref
+            if REF.fullmatch(candidate["ref"]):
+                return candidate["ref"] == line.ref
+            # a live ref no document can write: export wrote its slug (+ _2, _3, ...)
+            base = generated_ref("public_read", candidate)
+            suffix = (line.ref or "").removeprefix(f"{base}_")
+            return line.ref == base or (suffix != line.ref and suffix.isdigit())
         case "insight_selection":
             return candidate["chatroom"] == line.chatroom
     # an identity field left out matches a live null (an unnamed view adopts an unnamed one)

@@ -347,7 +347,10 @@ def scopes(draw: st.DrawFn) -> dict[str, Any]:
                 "public_reads": draw(
                     st.lists(
                         st.tuples(
-                            st.sampled_from(["active", "open", "email", "view"]), st.booleans()
+                            st.sampled_from(
+                                ["active", "open", "email", "view", "Dir.Main", "dir:main"]
+                            ),
+                            st.booleans(),
                         ),
                         max_size=2,
                         unique_by=lambda p: p[0],
