@@ -59,6 +59,18 @@ def _client() -> Client:
     return Client.from_env()
 
 
+def _ask(query: str, variables: dict[str, Any], field: str) -> Any:
+    """`field` of a GraphQL operation's data; a refusal ends the command (exit 1)."""
+    try:
+        return _client().graphql(query, variables)[field]
+    except Refused as error:
+        _fail(error)
+
+
+def _report(result: dict[str, Any], as_json: bool, *lines: str) -> None:
+    click.echo(_json(result) if as_json else "\n".join(lines))
+
+
 def _read(path: str) -> bytes:
     """A file's bytes (`-`: stdin); a missing or unreadable file is refused (exit 1)."""
     if path == "-":
@@ -196,28 +208,21 @@ def import_state(name: str, file: Path) -> None:
 @click.argument("name")
 @click.option("--serial", type=int, help="A version's serial (default: the current one).")
 def export(name: str, serial: int | None) -> None:
-    try:
-        data = _client().graphql(EXPORT_STATE, {"name": name, "serial": serial})
-    except Refused as error:
-        _fail(error)
-    sys.stdout.buffer.write(jsonutil.dumps(data["exportState"], indent=True))
+    document = _ask(EXPORT_STATE, {"name": name, "serial": serial}, "exportState")
+    sys.stdout.buffer.write(jsonutil.dumps(document, indent=True))
 
 
 @main.command(help="List the states: name, kind, current serial, lock holder.")
 @click.option("--prefix", help="Only names starting with it.")
 @JSON_OUTPUT
 def states(prefix: str | None, as_json: bool) -> None:
-    client, found, after = _client(), [], None
-    try:
-        while True:
-            variables = {"first": 1000, "after": after, "prefix": prefix}
-            page = client.graphql(STATES, variables)["states"]
-            found += [edge["node"] for edge in page["edges"]]
-            if not page["pageInfo"]["hasNextPage"]:
-                break
-            after = page["pageInfo"]["endCursor"]
-    except Refused as error:
-        _fail(error)
+    found, after = [], None
+    while True:
+        page = _ask(STATES, {"first": 1000, "after": after, "prefix": prefix}, "states")
+        found += [edge["node"] for edge in page["edges"]]
+        if not page["pageInfo"]["hasNextPage"]:
+            break
+        after = page["pageInfo"]["endCursor"]
     if as_json:
         click.echo(_json(found))
         return
@@ -282,11 +287,7 @@ def force_unlock(name: str) -> None:
     "--detailed-exitcode", is_flag=True, help="Exit 2 when the plan changes something, else 0."
 )
 def plan(scope: str, file: str, as_json: bool, detailed_exitcode: bool) -> None:
-    document = _text(_read(file))
-    try:
-        planned = _client().graphql(PLAN, {"scope": scope, "document": document})["plan"]
-    except Refused as error:
-        _fail(error)
+    planned = _ask(PLAN, {"scope": scope, "document": _text(_read(file))}, "plan")
     click.echo(_json(planned) if as_json else render_plan(planned), nl=as_json)
     if detailed_exitcode and _changes_anything(planned["summary"]):
         sys.exit(2)
@@ -299,26 +300,20 @@ def plan(scope: str, file: str, as_json: bool, detailed_exitcode: bool) -> None:
 @JSON_OUTPUT
 def apply(scope: str, plan_hash: str, file: str, as_json: bool) -> None:
     variables = {"scope": scope, "document": _text(_read(file)), "hash": plan_hash}
-    try:
-        applied = _client().graphql(APPLY, variables)["apply"]
-    except Refused as error:
-        _fail(error)
-    if as_json:
-        click.echo(_json(applied))
-        return
-    click.echo(f"applied: {applied['stateName']} serial {applied['version']['serial']}")
-    click.echo(f"summary: {_counts(applied['summary'])}")
+    applied = _ask(APPLY, variables, "apply")
+    _report(
+        applied,
+        as_json,
+        f"applied: {applied['stateName']} serial {applied['version']['serial']}",
+        f"summary: {_counts(applied['summary'])}",
+    )
 
 
 @main.command("export-iac", help="Print a system's share of a scope as an IaC document.")
 @SCOPE
 @SYSTEM
 def export_iac(scope: str, system: str) -> None:
-    try:
-        document = _client().graphql(EXPORT_IAC, {"scope": scope, "system": system})["export"]
-    except Refused as error:
-        _fail(error)
-    click.echo(document, nl=False)
+    click.echo(_ask(EXPORT_IAC, {"scope": scope, "system": system}, "export"), nl=False)
 
 
 @main.command(help="Stop managing refs (a table with its sub-resources); they stay live.")
@@ -328,12 +323,10 @@ def export_iac(scope: str, system: str) -> None:
 @JSON_OUTPUT
 def release(scope: str, system: str, refs: tuple[str, ...], as_json: bool) -> None:
     variables = {"scope": scope, "system": system, "refs": list(refs)}
-    try:
-        released = _client().graphql(RELEASE, variables)["release"]
-    except Refused as error:
-        _fail(error)
-    if as_json:
-        click.echo(_json(released))
-        return
-    click.echo(f"released: {', '.join(released['released'])}")
-    click.echo(f"recorded: {released['stateName']} serial {released['version']['serial']}")
+    released = _ask(RELEASE, variables, "release")
+    _report(
+        released,
+        as_json,
+        f"released: {', '.join(released['released'])}",
+        f"recorded: {released['stateName']} serial {released['version']['serial']}",
+    )

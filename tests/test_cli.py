@@ -15,26 +15,11 @@ import pytest
 
 from app.jsonutil import dumps
 from bench.generate import generate_state
+from tests.api.test_iac import DOCUMENT, RESOURCE_LINES, SLUG
 from tests.live_server import LiveServer, server_fixture
 
 TOKEN = "s3cret-ci-token"
 server = server_fixture({"INFRAGRAPH_API_TOKENS": f"ci:{TOKEN}"}, scope="module")
-SLUG = "crm-prod"
-DOCUMENT = """\
-{"kind": "header", "system": "crm", "version": 1}
-{"kind": "table", "ref": "contacts", "spec": {"name": "Contacts", "description": "People"}}
-{"kind": "column", "table": "contacts", "ref": "email", "spec": {"name": "Email", "type": "text", "required": true}}
-{"kind": "column", "table": "contacts", "ref": "age", "spec": {"name": "Age", "type": "number"}}
-{"kind": "view", "table": "contacts", "ref": "adults", "spec": {"name": "Adults", "columns": ["email", "age"]}}
-{"kind": "record", "table": "contacts", "key": {"email": "ada@example.com"}, "values": {"age": 36}}
-{"kind": "record", "table": "contacts", "key": {"email": "alan@example.com"}, "values": {"age": 41}}
-"""  # noqa: E501
-RESOURCE_LINES = {
-    ("table", "contacts"): 2,
-    ("column", "contacts.email"): 3,
-    ("column", "contacts.age"): 4,
-    ("view", "contacts.adults"): 5,
-}
 
 
 class Cli:
