@@ -17,7 +17,7 @@ from app.catalog.records import insert_records_by_key, list_records_by_key
 from app.errors import BadInput
 from app.iac.document import canonical, qualify
 from app.iac.fields import column_key, system_tag
-from app.iac.plan import KIND_ORDER, Plan, RecordStep, Step
+from app.iac.plan import KIND_ORDER, Plan, RecordStep, Step, insert_order, reference_targets
 from app.iac.state import StateRow, replace_rows
 from app.jsonutil import dumps
 
@@ -181,28 +181,17 @@ async def apply_plan(
     return sorted(after.values(), key=lambda r: (r.ref, r.resource_type))
 
 
-def _reference_targets(plan: Plan) -> dict[tuple[str, str], str]:
-    """(table ref, column ref) -> target table ref, for declared reference columns."""
-    out = {}
-    for step in plan.steps:
-        spec = step.line.spec if step.line is not None and step.kind == "column" else None
-        if spec and spec.get("type") == "reference":
-            out[(step.line.table or "", step.line.ref or "")] = spec["options"]["target"]
-    return out
-
-
 async def _insert_records(conn: asyncpg.Connection, plan: Plan, ids: _Ids) -> None:
     """Insert the plan's records, table by table, referenced tables first. A reference
     value may be the key of a record of the target table (`{"name": "Acme"}`, as export
     writes it): it is resolved to that record's ID, among records live or just inserted
     (each target table's records read once, after its own records went in)."""
-    targets = _reference_targets(plan)
+    targets = reference_targets(step.line for step in plan.steps if step.line is not None)
     by_table: dict[str, list[RecordStep]] = {}
     for record in plan.records:
         by_table.setdefault(record.table, []).append(record)
-    referenced = {target for (table, _), target in targets.items() if table in by_table}
     found: dict[str, list[dict[str, Any]]] = {}  # target table ref -> its records
-    for table in sorted(by_table, key=lambda t: t not in referenced):
+    for table in insert_order(plan.records, targets):
         rows = []
         for record in by_table[table]:
             row = {}

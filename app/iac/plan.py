@@ -544,7 +544,69 @@ class _Planner:
             self.actions.append(Action(action, "record", ref, reason, (), record.line))
             if action == "insert":
                 steps.append(RecordStep(record.table, record.line, record.values))
+        self._check_reference_values(steps, column_keys)
         return steps
+
+    def _check_reference_values(
+        self, inserts: Sequence[RecordStep], column_keys: Mapping[str, Mapping[str, str]]
+    ) -> None:
+        """A reference value written as the key of a record of the target table (as export
+        writes it) names exactly one record, as apply will look for it: live, or inserted
+        earlier by this document (in apply's table order), by columns that resolve."""
+        targets = reference_targets(self.doc.lines)
+        order = {table: n for n, table in enumerate(insert_order(inserts, targets))}
+        for step in inserts:
+            for column, value in step.values.items():
+                target = targets.get((step.table, column))
+                if target is None or not isinstance(value, dict):
+                    continue
+                resolved = {k: self._column_key(target, k, column_keys) for k in value}
+                unknown = [k for k, (known, _) in resolved.items() if not known]
+                keys = {k: key for k, (_, key) in resolved.items()}
+                if unknown:
+                    message = (
+                        f"values.{column}: {target}.{unknown[0]} is not a column of "
+                        f"table {target} declared here or managed by system {self.system!r}"
+                    )
+                else:
+                    wanted = {k: canonical(v) for k, v in value.items()}
+                    live = sum(
+                        all(
+                            key is not None and canonical(values.get(key)) == wanted[k]
+                            for k, key in keys.items()
+                        )
+                        for values in self.records.get(self._table_id(target) or "", ())
+                    )
+                    earlier = order[target] < order[step.table] if target in order else False
+                    added = sum(
+                        all(canonical(other.values.get(k)) == v for k, v in wanted.items())
+                        for other in inserts
+                        if earlier and other.table == target
+                    )
+                    if live + added == 1:
+                        continue
+                    message = (
+                        f"values.{column}: the reference {canonical(value).decode()} matches "
+                        f"{live + added} records of table {target}, not one"
+                    )
+                self.errors.append(LineError(step.line, "record", None, message))
+
+    def _column_key(
+        self, table: str, ref: str, declared: Mapping[str, Mapping[str, str]]
+    ) -> tuple[bool, str | None]:
+        """(whether `table`.`ref` is a column, its live key): a column bound to a line of
+        this document (key None while it is to be created), else one this system manages."""
+        qualified = qualify("column", ref, table)
+        line = self.declared.get(qualified)
+        if line is not None:
+            return line.kind == "column", declared.get(table, {}).get(ref)
+        row = self._row("column", qualified)
+        if row is None or qualified in self.moved_away:
+            follower = self.followed.get(qualified)
+            row = follower if follower is not None and follower.resource_type == "column" else None
+        if row is None or self.live.get("column", row.resource_id) is None:
+            return False, None
+        return True, column_key(row.resource_id)
 
     # --- the whole plan -------------------------------------------------------------------
 
@@ -666,6 +728,25 @@ def _fingerprint(resource: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in resource.items() if k != "created_at"}
 
 
+def reference_targets(lines: Iterable[Line]) -> dict[tuple[str, str], str]:
+    """(table ref, column ref) -> target table ref, for the present reference columns."""
+    out = {}
+    for line in lines:
+        spec = line.spec or {}
+        if line.kind == "column" and not line.absent and spec.get("type") == "reference":
+            out[(line.table or "", line.ref or "")] = spec["options"]["target"]
+    return out
+
+
+def insert_order(
+    records: Iterable[RecordStep], targets: Mapping[tuple[str, str], str]
+) -> list[str]:
+    """The tables whose records apply inserts, in its order: referenced tables first."""
+    tables = list(dict.fromkeys(record.table for record in records))
+    referenced = {target for (table, _), target in targets.items() if table in tables}
+    return sorted(tables, key=lambda t: t not in referenced)
+
+
 def make_plan(
     doc: Document,
     rows: Sequence[StateRow],
@@ -686,10 +767,13 @@ def record_tables(
     doc: Document, rows: Sequence[StateRow], snapshot: Iterable[Mapping[str, Any]]
 ) -> list[str]:
     """IDs of the live tables whose records the plan compares keys against: the tables
-    the document's record lines name, bound through state or by name (a superset)."""
+    the document's record lines name and the targets of their reference columns, bound
+    through state or by name (a superset)."""
     wanted = {record.table for record in doc.records}
     if not wanted:
         return []
+    targets = reference_targets(doc.lines)
+    wanted |= {target for (table, _), target in targets.items() if table in wanted}
     own = {r.ref: r for r in rows if r.system == doc.system and r.resource_type == "table"}
     names = {
         line.ref: (line.spec or {}).get("name")

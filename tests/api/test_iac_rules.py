@@ -231,6 +231,34 @@ async def test_a_view_of_a_column_deleted_elsewhere(http) -> None:
     await assert_converged(http, text)
 
 
+async def test_a_reference_value_names_exactly_one_record(http) -> None:
+    lines = [
+        header(),
+        table("companies"),
+        column("companies", "name", unique=True),
+        table("contacts"),
+        column("contacts", "email"),
+        column("contacts", "company", type="reference", options={"target": "companies"}),
+    ]
+
+    def contact(email: str, company: dict[str, Any]) -> dict[str, Any]:
+        values = {"company": company}
+        return {"kind": "record", "table": "contacts", "key": {"email": email}, "values": values}
+
+    acme = {"kind": "record", "table": "companies", "key": {"name": "Acme"}}
+    for wrong, message in [
+        ({"name": "Nope"}, 'the reference {"name":"Nope"} matches 0 records of table companies'),
+        ({"nosuch": "Acme"}, "companies.nosuch is not a column of table companies"),
+    ]:
+        refused = await plan(http, document(*lines, acme, contact("a@x", wrong)))
+        assert refused["code"] == "BAD_INPUT" and message in refused["messages"][0], refused
+    text = document(*lines, acme, contact("a@x", {"name": "Acme"}))
+    await plan_and_apply(http, text)
+    await assert_converged(http, text)
+    # the company is live now: a later document refers to it without declaring it again
+    await plan_and_apply(http, document(*lines, contact("b@x", {"name": "Acme"})))
+
+
 async def test_a_public_read_declared_again_after_its_view_was_deleted(http) -> None:
     view = {"kind": "view", "table": "contacts", "ref": "v", "spec": {"name": "V"}}
     public = {"kind": "public_read", "table": "contacts", "ref": "open", "view": "v"}
@@ -542,9 +570,15 @@ line_of_kind = {
         st.lists(st.sampled_from(TABLES), min_size=1, max_size=3, unique=True),
     ),
     "record": st.builds(
-        lambda table, value: {"kind": "record", "table": table, "key": {"x": value}},
+        lambda table, value, reference: {
+            "kind": "record",
+            "table": table,
+            "key": {"x": value},
+            **({"values": {"y": {"x": reference}}} if reference else {}),
+        },
         st.sampled_from(TABLES),
         st.sampled_from(["1", "2"]),
+        st.sampled_from([None, "1", "2"]),  # a reference by the target record's key
     ),
 }
 
