@@ -121,6 +121,10 @@ def test_refusals_and_usage_errors(cli: Cli, server: LiveServer, tmp_path: Path)
     code, out, err = cli("plan", "--scope", SLUG, "-", stdin=bad)
     assert code == 1 and out == ""
     assert any(line.startswith("infragraph: line 2 (table") for line in err.splitlines()), err
+    invalid = DOCUMENT.encode().replace(b"Contacts", b"Contacts \xff", 1)  # not UTF-8
+    code, out, err = cli("plan", "--scope", SLUG, "-", stdin=invalid)
+    assert code == 1 and out == ""
+    assert "infragraph: line 2: not valid UTF-8 (byte 65)" in err.splitlines(), err
     code, _, err = cli("plan", "--scope", "nope", "-", stdin=DOCUMENT.encode())
     assert code == 1 and err.startswith("infragraph: ") and "nope" in err
     code, _, err = cli("plan", "-", stdin=DOCUMENT.encode())  # no --scope
