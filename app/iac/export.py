@@ -23,7 +23,8 @@ Decisions where the spec is silent:
   trigger, a view without one); a public read's own `ref` stands for its name. On
   collision `_2`, `_3`, ... Generated refs never take a ref of this system's state,
   orphaned ones included (reusing one would bind the resource to a dead ID), nor the
-  reserved `client_access`. They are given in snapshot order: kinds in catalog order
+  reserved `client_access`, nor the live ref of a public read of the same table (its
+  identity, by which plan adopts it: the other kinds step aside). They are given in snapshot order: kinds in catalog order
   (tables, columns, rules, triggers, views, ...), each kind in creation order.
 - Fields: each resource's authored fields (`fields.authored_live`), without null ones
   and without values the document cannot hold (e.g. a view filter that is a number;
