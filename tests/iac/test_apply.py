@@ -435,3 +435,25 @@ async def test_secrets_reach_live_but_never_the_state(conn, crm) -> None:
         == 0
     )
     assert not (await service.plan(conn, "crm", doc(HEADER, secret, EMAIL))).changes_anything
+
+
+async def test_secret_hashes_follow_the_configured_key(conn, crm) -> None:
+    def hooked(url: str) -> list[dict]:
+        settings = {"webhook": {"url": url, "token": "s3cr3t"}}
+        return [HEADER, {**CONTACTS, "spec": {**CONTACTS["spec"], "settings": settings}}]
+
+    lines = hooked("https://a.test")
+    planned = await service.plan(conn, "crm", doc(*lines), secret_key="key-one")
+    await service.apply(conn, "crm", doc(*lines), planned.hash, actor="t", secret_key="key-one")
+    remembered = (await applied_spec(conn, "contacts"))["settings"]["webhook"]["token"]
+    assert remembered != "s3cr3t" and "s3cr3t" not in remembered
+
+    async def reason(key: str | None) -> str:
+        [action] = (
+            await service.plan(conn, "crm", doc(*hooked("https://b.test")), secret_key=key)
+        ).actions
+        return action.reason
+
+    assert await reason("key-one") == "intent"
+    assert await reason("key-two") == "both"  # another key: the hash no longer matches
+    assert await reason(None) == "both"  # the database's key is another one too
