@@ -6,6 +6,7 @@ records, then the state rows; orphaned rows are dropped from state before the ta
 sync, and the sync skips tables that no longer exist.
 """
 
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -135,6 +136,13 @@ async def apply_plan(
     for step in plan.steps:
         if step.action == "orphaned" and step.row is not None:
             deleted.add(step.row.key)
+
+    # Renames in two steps: each renamed column first takes a name no column has, so
+    # one apply may swap names or give a freed name to another column (names are unique
+    # per table).
+    for step in plan.steps:
+        if step.kind == "column" and step.live_id is not None and "name" in step.writes:
+            await resources.update(conn, "column", step.live_id, {"name": f"~{uuid.uuid4()}"})
 
     for step in sorted(plan.steps, key=lambda s: _RANK[s.kind]):
         # declared present: create, update, move, adopt or noop (absent lines only delete)

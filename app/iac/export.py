@@ -24,8 +24,9 @@ Decisions where the spec is silent:
   collision `_2`, `_3`, ... Generated refs never take a ref of this system's state,
   orphaned ones included (reusing one would bind the resource to a dead ID), nor the
   reserved `client_access`, nor the live ref of a public read of the same table (its
-  identity, by which plan adopts it: the other kinds step aside). They are given in snapshot order: kinds in catalog order
-  (tables, columns, rules, triggers, views, ...), each kind in creation order.
+  identity, by which plan adopts it: the other kinds step aside). They are given in
+  snapshot order: kinds in catalog order (tables, columns, rules, triggers, views, ...),
+  each kind in creation order.
 - Fields: each resource's authored fields (`fields.authored_live`), without null ones
   and without values the document cannot hold (e.g. a view filter that is a number;
   column options other than a select's `values` or a reference's `target`); `system:*`

@@ -302,7 +302,9 @@ class _Planner:
                     claim=True,
                 )
                 return None
-            if line.kind != "table":  # a table name may repeat; these identities may not
+            # a table name may repeat, and one a line of this document declares is its own
+            # (under its new name, if it changes): creating another is no rename
+            if line.kind != "table" and holder.ref not in self.declared:
                 self._error(
                     line,
                     f"the live {line.kind} it names is already bound to {holder.ref} by this "
@@ -640,6 +642,7 @@ class _Planner:
                 and self.live.get(row.resource_type, row.resource_id) is None
             ):
                 self._orphan(row)
+        self._check_column_names()
         records = self._plan_records()
         if self.errors:
             raise PlanError(self.errors, claimed=self.claim_errors)
@@ -691,6 +694,34 @@ class _Planner:
                         f"{row.resource_type} under another ref (renamed_from) or absent, "
                         f"or use another ref here",
                     )
+
+    def _check_column_names(self) -> None:
+        """Column names are unique per table: after apply, each table's columns (those the
+        plan leaves alone, and those it creates, renames or keeps) have distinct names.
+        Apply renames in two steps, so a swap of names among declared columns is fine."""
+        touched = {s.live_id for s in self.steps if s.kind == "column" and s.line is not None}
+        names: dict[Any, list[tuple[str, Step | None]]] = {}  # table -> (name, step)
+        for (table_id, kind), columns in self.live.children.items():
+            if kind == "column":
+                for column in columns:
+                    if column["id"] not in touched:
+                        names.setdefault(table_id, []).append((column["name"], None))
+        for step in self.steps:
+            if step.kind != "column" or step.line is None or step.line.absent:
+                continue
+            live = self.live.get("column", step.live_id)
+            name = step.writes.get("name", live["name"] if live else None)
+            if name is not None:  # else nothing creates it (refused already)
+                table = self._table_id(step.line.table) or ("new", step.line.table)
+                names.setdefault(table, []).append((name, step))
+        for group in names.values():
+            seen: dict[str, Step | None] = {}
+            for name, step in group:
+                if name in seen and step is not None and step.line is not None:
+                    other = seen[name]
+                    holder = f"that of {other.ref}" if other else "an undeclared column's"
+                    self._error(step.line, f"column name {name!r} is {holder} in this table")
+                seen.setdefault(name, step)
 
     def _prebind(self, line: Line) -> None:
         """Bind a line's live ID from state only (no errors, no adoption): a first pass."""

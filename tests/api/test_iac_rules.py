@@ -503,7 +503,7 @@ line_of_kind = {
         st.booleans(),
     ),
     "column": st.builds(
-        lambda table, ref, target, renamed, absent: {
+        lambda table, ref, target, renamed, absent, name: {
             "kind": "column",
             "table": table,
             "ref": ref,
@@ -513,9 +513,13 @@ line_of_kind = {
                 {}
                 if absent
                 else {
-                    "spec": {"name": ref.upper(), "type": "text"}
+                    "spec": {"name": name or ref.upper(), "type": "text"}
                     if target is None
-                    else {"name": ref.upper(), "type": "reference", "options": {"target": target}}
+                    else {
+                        "name": name or ref.upper(),
+                        "type": "reference",
+                        "options": {"target": target},
+                    }
                 }
             ),
         },
@@ -524,6 +528,7 @@ line_of_kind = {
         st.sampled_from([None, None, *TABLES]),
         st.sampled_from([None, None, "x", "y"]),
         st.booleans(),
+        st.sampled_from([None, None, "X", "Y"]),  # names may clash or swap
     ),
     "rule": st.builds(
         lambda table, ref: {
@@ -724,3 +729,24 @@ async def test_a_field_holding_a_secret_tells_intent_from_drift(http) -> None:
     views = [planned, graph, await gql(http, STATE, {"scope": SLUG})]
     assert all("s3cr3t-pw" not in dumps(v).decode() for v in views)
     assert all("hmac-sha256" not in dumps(v).decode() for v in views)
+
+
+async def test_column_names_stay_unique_per_table(http) -> None:
+    lines = [header(), table("contacts"), column("contacts", "x", name="A")]
+    await plan_and_apply(http, document(*lines, column("contacts", "y", name="B")))
+    # two columns swap names in one apply, and a third takes a name another gives up
+    swapped = [*lines[:2], column("contacts", "x", name="B"), column("contacts", "y", name="C")]
+    text = document(*swapped, column("contacts", "z", name="A"))
+    await plan_and_apply(http, text)
+    await assert_converged(http, text)
+    live = await gql(http, '{ scope(slug: "crm") { tables { columns { name } } } }')
+    assert sorted(c["name"] for c in live["scope"]["tables"][0]["columns"]) == ["A", "B", "C"]
+    # a name twice in one table is refused at plan, be it declared or not
+    await gql(
+        http,
+        'mutation($t: ID!) { createColumn(table: $t, input: {name: "D", type: TEXT}) { id } }',
+        {"t": (await state(http))["contacts"]},
+    )
+    for clash, holder in [("C", "that of contacts.y"), ("D", "an undeclared column's")]:
+        refused = await plan(http, document(*swapped, column("contacts", "z", name=clash)))
+        assert refused["messages"] == [f"column name {clash!r} is {holder} in this table"]
