@@ -547,8 +547,8 @@ class _Planner:
                 index = seen.get((table_id, columns))
                 if index is None:
                     index = seen[(table_id, columns)] = {
-                        canonical([values.get(keys[c]) for c in columns])
-                        for values in self.records.get(table_id, ())
+                        canonical([record["values"].get(keys[c]) for c in columns])
+                        for record in self.records.get(table_id, ())
                     }
                 if canonical([record.key[c] for c in columns]) in index:
                     action = "skip"
@@ -557,7 +557,108 @@ class _Planner:
             if action == "insert":
                 steps.append(RecordStep(record.table, record.line, record.values))
         self._check_reference_values(steps, column_keys)
+        self._check_column_constraints(steps, column_keys)
         return steps
+
+    def _final_columns(self) -> dict[str, list[tuple[str | None, Mapping[str, Any], Line | None]]]:
+        """Table ref -> its columns after apply: (column ref, fields, line), the fields the
+        live ones merged with what the plan writes (ref None: undeclared, left alone)."""
+        out: dict[str, list[tuple[str | None, Mapping[str, Any], Line | None]]] = {}
+        touched = set()
+        for step in self.steps:
+            line = step.line
+            if step.kind != "column" or line is None or line.absent:
+                continue
+            live = self.live.get("column", step.live_id) or {}
+            touched.add(step.live_id)
+            out.setdefault(line.table or "", []).append((line.ref, {**live, **step.writes}, line))
+        table_refs = {tid: ref for ref, tid in self.table_ids.items() if tid is not None}
+        for (table_id, kind), columns in self.live.children.items():
+            if kind == "column" and table_id in table_refs:
+                out.setdefault(table_refs[table_id], []).extend(
+                    (None, c, None) for c in columns if c["id"] not in touched
+                )
+        return out
+
+    def _check_column_constraints(
+        self, inserts: Sequence[RecordStep], column_keys: Mapping[str, Mapping[str, str]]
+    ) -> None:
+        """What the catalog checks on apply, checked here against the live records (read
+        for every table whose records or required/unique columns a document names):
+        a column made required has a value in every record, one made unique no repeated
+        value; each inserted record has every required column (or its default), repeats
+        no unique value (among the live ones and the inserted ones), and a reference given
+        as a record ID names a record of the target table."""
+        for table, columns in self._final_columns().items():
+            table_id = self.table_ids.get(table)
+            live_records = self.records.get(table_id or "", ())
+            added = [step for step in inserts if step.table == table]
+            for ref, fields, line in columns:
+                key = column_key(fields["id"]) if "id" in fields else None
+                was = self.live.get("column", fields.get("id")) or {}
+                name = fields.get("name")
+                problems = []
+                # the type may be the live one, left out of the declaration
+                reference = fields.get("type") == "reference"
+                if line is not None and reference and fields.get("default") is not None:
+                    problems.append("a reference column takes no default")
+                if line is not None and fields.get("required") and not was.get("required"):
+                    missing = sum(key is None or key not in r["values"] for r in live_records)
+                    if missing:
+                        problems.append(
+                            f"column {name!r} cannot be required: {missing} live record(s) "
+                            f"of table {table} have no value for it"
+                        )
+                if line is not None and fields.get("unique") and was and not was.get("unique"):
+                    values = [
+                        canonical(r["values"][key]) for r in live_records if key in r["values"]
+                    ]
+                    if len(values) != len(set(values)):
+                        problems.append(
+                            f"column {name!r} cannot be unique: live records of table {table} "
+                            f"repeat a value"
+                        )
+                for message in problems:
+                    assert line is not None
+                    self._error(line, message)
+                self._check_inserted(table, ref, fields, key, live_records, added)
+
+    def _check_inserted(
+        self,
+        table: str,
+        ref: str | None,
+        fields: Mapping[str, Any],
+        key: str | None,
+        live_records: Sequence[Mapping[str, Any]],
+        added: Sequence[RecordStep],
+    ) -> None:
+        """The records this document inserts into `table` fit one of its columns."""
+        name = fields.get("name")
+        seen: set[bytes] = set()
+        if fields.get("unique") and key is not None:
+            seen = {canonical(r["values"][key]) for r in live_records if key in r["values"]}
+        options = fields.get("options") or {}
+        # live options name the target table by ID, authored ones (being written) by ref
+        target = self._table_id(options["target"]) if "target" in options else options.get("table")
+        for record in added:
+            value = record.values.get(ref) if ref is not None else None
+            # the default fills a missing value, not a null one (the catalog drops nulls)
+            given = ref is not None and ref in record.values
+            default = None if given else fields.get("default")
+            if value is None and fields.get("required") and default is None:
+                message = f"column {name!r} of table {table} is required and has no value"
+            elif value is not None and fields.get("unique") and canonical(value) in seen:
+                message = f"column {name!r} of table {table} is unique: {value!r} repeats"
+            elif isinstance(value, str) and fields.get("type") == "reference" and target:
+                ids = {r["id"] for r in self.records.get(target, ())}
+                if value in ids:
+                    continue
+                message = f"column {name!r}: no record {value} in the referenced table"
+            else:
+                if value is not None and fields.get("unique"):
+                    seen.add(canonical(value))
+                continue
+            self.errors.append(LineError(record.line, "record", None, message))
 
     def _check_reference_values(
         self, inserts: Sequence[RecordStep], column_keys: Mapping[str, Mapping[str, str]]
@@ -584,10 +685,10 @@ class _Planner:
                     wanted = {k: canonical(v) for k, v in value.items()}
                     live = sum(
                         all(
-                            key is not None and canonical(values.get(key)) == wanted[k]
+                            key is not None and canonical(record["values"].get(key)) == wanted[k]
                             for k, key in keys.items()
                         )
-                        for values in self.records.get(self._table_id(target) or "", ())
+                        for record in self.records.get(self._table_id(target) or "", ())
                     )
                     earlier = order[target] < order[step.table] if target in order else False
                     added = sum(
@@ -807,14 +908,19 @@ def make_plan(
 def record_tables(
     doc: Document, rows: Sequence[StateRow], snapshot: Iterable[Mapping[str, Any]]
 ) -> list[str]:
-    """IDs of the live tables whose records the plan compares keys against: the tables
-    the document's record lines name and the targets of their reference columns, bound
-    through state or by name (a superset)."""
+    """IDs of the live tables whose records the plan reads: the tables the document's
+    record lines name, the targets of their reference columns, and those of columns
+    declaring required or unique; bound through state or by name (a superset)."""
     wanted = {record.table for record in doc.records}
-    if not wanted:
-        return []
     targets = reference_targets(doc.lines)
     wanted |= {target for (table, _), target in targets.items() if table in wanted}
+    wanted |= {  # columns that may become required or unique check the records they find
+        line.table
+        for line in doc.lines
+        if line.kind == "column" and (line.spec or {}).keys() & {"required", "unique"}
+    }
+    if not wanted:
+        return []
     own = {r.ref: r for r in rows if r.system == doc.system and r.resource_type == "table"}
     names = {
         line.ref: (line.spec or {}).get("name")

@@ -57,7 +57,9 @@ async def _plan(
     rows = await rows_of(conn, scope_id, None)  # every system's: claims matter
     wanted = record_tables(doc, rows, snapshot)
     found = await list_records_by_key(conn, wanted) if wanted else {}
-    records = {tid: [r["values"] for r in rs] for tid, rs in found.items()}
+    records = {
+        tid: [{"id": str(r["id"]), "values": r["values"]} for r in rs] for tid, rs in found.items()
+    }
     try:
         return make_plan(doc, rows, snapshot, records, secret_key=key), rows
     except PlanError as exc:

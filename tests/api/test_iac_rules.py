@@ -259,6 +259,53 @@ async def test_a_reference_value_names_exactly_one_record(http) -> None:
     await plan_and_apply(http, document(*lines, contact("b@x", {"name": "Acme"})))
 
 
+async def test_records_fit_required_and_unique_columns_at_plan(http) -> None:
+    """What the catalog would refuse on apply is refused by the plan, naming the line."""
+    base = [header(), table("contacts"), column("contacts", "email", unique=True)]
+    lines = [*base, column("contacts", "tag")]
+
+    def record(key: str, **values: Any) -> dict[str, Any]:
+        return {"kind": "record", "table": "contacts", "key": {"email": key}, "values": values}
+
+    await plan_and_apply(http, document(*lines, record("a@x", tag="t"), record("b@x", tag="t")))
+    boss = column("contacts", "boss", type="reference", options={"target": "contacts"})
+    nobody = "5f0c1d2e-3a4b-4c5d-8e6f-708192a3b4c5"
+    refusals = [
+        (
+            [column("contacts", "name", required=True)],
+            "column 'Name' cannot be required: 2 live record(s) of table contacts have no value",
+        ),
+        (
+            [column("contacts", "tag", unique=True)],
+            "column 'Tag' cannot be unique: live records of table contacts repeat a value",
+        ),
+        (
+            [column("contacts", "tag", required=True, default="?"), record("c@x", tag=None)],
+            "column 'Tag' of table contacts is required and has no value",
+        ),
+        (
+            [
+                column("contacts", "team", unique=True),
+                record("c@x", team="x"),
+                record("d@x", team="x"),
+            ],
+            "column 'Team' of table contacts is unique: 'x' repeats",
+        ),
+        (
+            [boss, record("c@x", boss=nobody)],
+            f"column 'Boss': no record {nobody} in the referenced table",
+        ),
+    ]
+    for extra, message in refusals:
+        refused = await plan(http, document(*base, *extra))
+        assert refused["code"] == "BAD_INPUT", (extra, refused)
+        assert any(message in m for m in refused["messages"]), refused
+    # what fits applies
+    text = document(*lines, column("contacts", "name", default="?"), record("c@x", tag="u"))
+    await plan_and_apply(http, text)
+    await assert_converged(http, text)
+
+
 async def test_a_public_read_declared_again_after_its_view_was_deleted(http) -> None:
     view = {"kind": "view", "table": "contacts", "ref": "v", "spec": {"name": "V"}}
     public = {"kind": "public_read", "table": "contacts", "ref": "open", "view": "v"}
@@ -503,7 +550,7 @@ line_of_kind = {
         st.booleans(),
     ),
     "column": st.builds(
-        lambda table, ref, target, renamed, absent, name: {
+        lambda table, ref, target, renamed, absent, name, flags: {
             "kind": "column",
             "table": table,
             "ref": ref,
@@ -513,12 +560,13 @@ line_of_kind = {
                 {}
                 if absent
                 else {
-                    "spec": {"name": name or ref.upper(), "type": "text"}
+                    "spec": {"name": name or ref.upper(), "type": "text", **flags}
                     if target is None
                     else {
                         "name": name or ref.upper(),
                         "type": "reference",
                         "options": {"target": target},
+                        **flags,
                     }
                 }
             ),
@@ -529,6 +577,7 @@ line_of_kind = {
         st.sampled_from([None, None, "x", "y"]),
         st.booleans(),
         st.sampled_from([None, None, "X", "Y"]),  # names may clash or swap
+        st.sampled_from([{}, {}, {"required": True}, {"unique": True}, {"default": "d"}]),
     ),
     "rule": st.builds(
         lambda table, ref: {
