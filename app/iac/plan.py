@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from app.catalog.kinds import RESOURCE_KINDS
+from app.catalog.values import check_value
 from app.iac.document import REF, Document, DocumentError, Line, LineError, canonical, qualify
 from app.iac.export import generated_ref
 from app.iac.fields import (
@@ -602,6 +603,8 @@ class _Planner:
                 reference = fields.get("type") == "reference"
                 if line is not None and reference and fields.get("default") is not None:
                     problems.append("a reference column takes no default")
+                if line is not None and was and not problems:
+                    problems += self._retype_problems(table, fields, was, key, live_records)
                 if line is not None and fields.get("required") and not was.get("required"):
                     missing = sum(key is None or key not in r["values"] for r in live_records)
                     if missing:
@@ -622,6 +625,33 @@ class _Planner:
                     assert line is not None
                     self._error(line, message)
                 self._check_inserted(table, ref, fields, key, live_records, added)
+
+    def _retype_problems(
+        self,
+        table: str,
+        fields: Mapping[str, Any],
+        was: Mapping[str, Any],
+        key: str | None,
+        live_records: Sequence[Mapping[str, Any]],
+    ) -> list[str]:
+        """A changed type or options must fit every stored value (the catalog's check)."""
+        options = dict(fields.get("options") or {})
+        if "target" in options:
+            options["table"] = self._table_id(options.pop("target"))
+        column = {**fields, "options": options}
+        if (column["type"], options) == (was["type"], was["options"]) or key is None:
+            return []
+        targets = {r["id"] for r in self.records.get(options.get("table") or "", ())}
+        for record in live_records:
+            if key not in record["values"]:
+                continue
+            try:
+                value = check_value(column, record["values"][key])
+            except ValueError as exc:
+                return [f"column {fields['name']!r}: record {record['id']} does not fit: {exc}"]
+            if column["type"] == "reference" and value not in targets:
+                return [f"column {fields['name']!r}: no record {value} in the referenced table"]
+        return []
 
     def _check_inserted(
         self,
@@ -905,20 +935,37 @@ def make_plan(
     return _Planner(doc, rows, Live.index(snapshot), records or {}, secret_key).run()
 
 
+def _checks_records(spec: Mapping[str, Any] | None, live: Mapping[str, Any] | None) -> bool:
+    """Whether a column line may change what the stored records must fit (a superset)."""
+    spec = spec or {}
+    if live is None:  # new, or adopted by name: whatever it declares
+        return bool(spec.get("required") or spec.get("unique") or "options" in spec)
+    return (
+        (spec.get("required") is True and not live["required"])
+        or (spec.get("unique") is True and not live["unique"])
+        or spec.get("type", live["type"]) != live["type"]
+        or "options" in spec
+    )
+
+
 def record_tables(
     doc: Document, rows: Sequence[StateRow], snapshot: Iterable[Mapping[str, Any]]
 ) -> list[str]:
     """IDs of the live tables whose records the plan reads: the tables the document's
-    record lines name, the targets of their reference columns, and those of columns
-    declaring required or unique; bound through state or by name (a superset)."""
+    record lines name and the targets of their reference columns, and the tables (and
+    reference targets) of columns made required, unique or retyped; bound through state
+    or by name (a superset)."""
     wanted = {record.table for record in doc.records}
     targets = reference_targets(doc.lines)
     wanted |= {target for (table, _), target in targets.items() if table in wanted}
-    wanted |= {  # columns that may become required or unique check the records they find
-        line.table
-        for line in doc.lines
-        if line.kind == "column" and (line.spec or {}).keys() & {"required", "unique"}
-    }
+    live = {r["id"]: r for r in snapshot if r["kind"] == "column"}
+    bound = {r.ref: r.resource_id for r in rows if r.system == doc.system}
+    for line in doc.lines:  # columns whose change the stored records must fit
+        column = live.get(bound.get(line.qualified_ref, ""))
+        if line.kind == "column" and not line.absent and _checks_records(line.spec, column):
+            wanted.add(line.table or "")
+            target = ((line.spec or {}).get("options") or {}).get("target")
+            wanted |= {target} if isinstance(target, str) else set()
     if not wanted:
         return []
     own = {r.ref: r for r in rows if r.system == doc.system and r.resource_type == "table"}

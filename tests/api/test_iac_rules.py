@@ -291,6 +291,11 @@ async def test_records_fit_required_and_unique_columns_at_plan(http) -> None:
             ],
             "column 'Team' of table contacts is unique: 'x' repeats",
         ),
+        ([column("contacts", "tag", type="number")], "does not fit: expected a number"),
+        (
+            [column("contacts", "tag", type="select", options={"values": ["u"]})],
+            "does not fit: expected one of 'u', got 't'",
+        ),
         (
             [boss, record("c@x", boss=nobody)],
             f"column 'Boss': no record {nobody} in the referenced table",
@@ -550,7 +555,7 @@ line_of_kind = {
         st.booleans(),
     ),
     "column": st.builds(
-        lambda table, ref, target, renamed, absent, name, flags: {
+        lambda table, ref, target, renamed, absent, name, flags, kind: {
             "kind": "column",
             "table": table,
             "ref": ref,
@@ -560,7 +565,7 @@ line_of_kind = {
                 {}
                 if absent
                 else {
-                    "spec": {"name": name or ref.upper(), "type": "text", **flags}
+                    "spec": {"name": name or ref.upper(), "type": kind, **flags}
                     if target is None
                     else {
                         "name": name or ref.upper(),
@@ -578,6 +583,7 @@ line_of_kind = {
         st.booleans(),
         st.sampled_from([None, None, "X", "Y"]),  # names may clash or swap
         st.sampled_from([{}, {}, {"required": True}, {"unique": True}, {"default": "d"}]),
+        st.sampled_from(["text", "text", "number"]),  # a retype the records must fit
     ),
     "rule": st.builds(
         lambda table, ref: {

@@ -3,6 +3,7 @@
 import re
 import uuid
 
+import asyncpg
 import pytest
 
 from app.catalog import resources
@@ -372,16 +373,24 @@ async def test_an_apply_that_fails_halfway_changes_nothing(conn, crm) -> None:
         "ref": "boss",
         "spec": {"name": "Boss", "type": "reference", "options": {"target": "contacts"}},
     }
-    # Age becomes boolean while a record holds 36 (the plan does not read stored values
-    # against a changed type): refused by the catalog after the table changed and the
-    # column boss was created.
-    retyped = {**AGE, "spec": {**AGE["spec"], "type": "boolean"}}
-    described = {**CONTACTS, "spec": {**CONTACTS["spec"], "description": "Everyone"}}
-    lines = [HEADER, described, EMAIL, boss, retyped, ADULTS, SALES, DIRECTORY]
+    bob = {"kind": "record", "table": "contacts", "key": {"email": "bob@x.io"}}
+    sales = {**SALES, "spec": {"permissions": ["read", "write"]}}
+    lines = [HEADER, CONTACTS, EMAIL, AGE, ADULTS, sales, DIRECTORY, boss, ADA, bob]
     plan = await service.plan(conn, "crm", doc(*lines))
-    assert plan.summary["create"] == 1 and plan.summary["update"] == 2
-    with pytest.raises(Conflict):
-        await service.apply(conn, "crm", doc(*lines), plan.hash, actor="t")
+    assert plan.summary["create"] == 1 and plan.summary["update"] == 1
+    # Whatever plans cleanly applies, so the failure comes from the database itself: it
+    # refuses the record, after the column was created and the grant changed.
+    await conn.execute(
+        """CREATE FUNCTION refuse_record() RETURNS trigger LANGUAGE plpgsql AS
+           $$ BEGIN RAISE EXCEPTION 'no records today'; END $$;
+           CREATE TRIGGER refuse_record BEFORE INSERT ON records
+           FOR EACH ROW EXECUTE FUNCTION refuse_record()"""
+    )
+    try:
+        with pytest.raises(asyncpg.RaiseError, match="no records today"):
+            await service.apply(conn, "crm", doc(*lines), plan.hash, actor="t")
+    finally:
+        await conn.execute("DROP FUNCTION refuse_record() CASCADE")
     assert await live(conn) == before_live
     assert await conn.fetch("SELECT * FROM iac_state ORDER BY ref") == before_state
     assert await list_records_by_key(conn, [table]) == before_records
