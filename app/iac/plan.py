@@ -558,7 +558,7 @@ class _Planner:
             if action == "insert":
                 steps.append(RecordStep(record.table, record.line, record.values))
         self._check_reference_values(steps, column_keys)
-        self._check_column_constraints(steps, column_keys)
+        self._check_column_constraints(steps)
         return steps
 
     def _final_columns(self) -> dict[str, list[tuple[str | None, Mapping[str, Any], Line | None]]]:
@@ -573,7 +573,7 @@ class _Planner:
             live = self.live.get("column", step.live_id) or {}
             touched.add(step.live_id)
             out.setdefault(line.table or "", []).append((line.ref, {**live, **step.writes}, line))
-        table_refs = {tid: ref for ref, tid in self.table_ids.items() if tid is not None}
+        table_refs = self.refs.tables  # live table ID -> its ref (declared or managed)
         for (table_id, kind), columns in self.live.children.items():
             if kind == "column" and table_id in table_refs:
                 out.setdefault(table_refs[table_id], []).extend(
@@ -581,18 +581,16 @@ class _Planner:
                 )
         return out
 
-    def _check_column_constraints(
-        self, inserts: Sequence[RecordStep], column_keys: Mapping[str, Mapping[str, str]]
-    ) -> None:
+    def _check_column_constraints(self, inserts: Sequence[RecordStep]) -> None:
         """What the catalog checks on apply, checked here against the live records (read
-        for every table whose records or required/unique columns a document names):
-        a column made required has a value in every record, one made unique no repeated
-        value; each inserted record has every required column (or its default), repeats
-        no unique value (among the live ones and the inserted ones), and a reference given
-        as a record ID names a record of the target table."""
+        for the tables `record_tables` names): a reference column has no default, a column
+        made required has a value in every record, one made unique no repeated value, a
+        retyped one fits every stored value; each inserted record has every required
+        column (or its default), repeats no unique value (among the live ones and the
+        inserted ones), and a reference given as a record ID names a record of the target
+        table."""
         for table, columns in self._final_columns().items():
-            table_id = self.table_ids.get(table)
-            live_records = self.records.get(table_id or "", ())
+            live_records = self.records.get(self._table_id(table) or "", ())
             added = [step for step in inserts if step.table == table]
             for ref, fields, line in columns:
                 key = column_key(fields["id"]) if "id" in fields else None
@@ -604,7 +602,7 @@ class _Planner:
                 if line is not None and reference and fields.get("default") is not None:
                     problems.append("a reference column takes no default")
                 if line is not None and was and not problems:
-                    problems += self._retype_problems(table, fields, was, key, live_records)
+                    problems += self._retype_problems(fields, was, key, live_records)
                 if line is not None and fields.get("required") and not was.get("required"):
                     missing = sum(key is None or key not in r["values"] for r in live_records)
                     if missing:
@@ -628,7 +626,6 @@ class _Planner:
 
     def _retype_problems(
         self,
-        table: str,
         fields: Mapping[str, Any],
         was: Mapping[str, Any],
         key: str | None,
@@ -670,6 +667,7 @@ class _Planner:
         options = fields.get("options") or {}
         # live options name the target table by ID, authored ones (being written) by ref
         target = self._table_id(options["target"]) if "target" in options else options.get("table")
+        ids = {r["id"] for r in self.records.get(target or "", ())}
         for record in added:
             value = record.values.get(ref) if ref is not None else None
             # the default fills a missing value, not a null one (the catalog drops nulls)
@@ -680,7 +678,6 @@ class _Planner:
             elif value is not None and fields.get("unique") and canonical(value) in seen:
                 message = f"column {name!r} of table {table} is unique: {value!r} repeats"
             elif isinstance(value, str) and fields.get("type") == "reference" and target:
-                ids = {r["id"] for r in self.records.get(target, ())}
                 if value in ids:
                     continue
                 message = f"column {name!r}: no record {value} in the referenced table"
@@ -935,16 +932,22 @@ def make_plan(
     return _Planner(doc, rows, Live.index(snapshot), records or {}, secret_key).run()
 
 
-def _checks_records(spec: Mapping[str, Any] | None, live: Mapping[str, Any] | None) -> bool:
-    """Whether a column line may change what the stored records must fit (a superset)."""
+def _checks_records(
+    spec: Mapping[str, Any] | None, live: Mapping[str, Any] | None, table_refs: Mapping[str, str]
+) -> bool:
+    """Whether a column line may change what the stored records must fit (a superset).
+    `table_refs`: live table ID -> its ref, to read a reference target as declared."""
     spec = spec or {}
     if live is None:  # new, or adopted by name: whatever it declares
         return bool(spec.get("required") or spec.get("unique") or "options" in spec)
+    options = dict(live["options"] or {})
+    if "table" in options:
+        options["target"] = table_refs.get(options.pop("table"))
     return (
         (spec.get("required") is True and not live["required"])
         or (spec.get("unique") is True and not live["unique"])
         or spec.get("type", live["type"]) != live["type"]
-        or "options" in spec
+        or spec.get("options", options) != options
     )
 
 
@@ -960,29 +963,26 @@ def record_tables(
     wanted |= {target for (table, _), target in targets.items() if table in wanted}
     live = {r["id"]: r for r in snapshot if r["kind"] == "column"}
     bound = {r.ref: r.resource_id for r in rows if r.system == doc.system}
+    table_refs = {
+        r.resource_id: r.ref for r in rows if r.system == doc.system and r.resource_type == "table"
+    }
     for line in doc.lines:  # columns whose change the stored records must fit
+        if line.kind != "column" or line.absent:
+            continue
         column = live.get(bound.get(line.qualified_ref, ""))
-        if line.kind == "column" and not line.absent and _checks_records(line.spec, column):
+        if _checks_records(line.spec, column, table_refs):
             wanted.add(line.table or "")
             target = ((line.spec or {}).get("options") or {}).get("target")
             wanted |= {target} if isinstance(target, str) else set()
     if not wanted:
         return []
     own = {r.ref: r for r in rows if r.system == doc.system and r.resource_type == "table"}
+    ids = {own[ref].resource_id for ref in wanted if ref in own}
     names = {
-        line.ref: (line.spec or {}).get("name")
+        name
         for line in doc.lines
-        if line.kind == "table" and line.ref in wanted
+        if line.kind == "table" and line.ref in wanted and (name := (line.spec or {}).get("name"))
     }
-    out = []
-    for resource in snapshot:
-        if resource["kind"] != "table":
-            continue
-        for ref in wanted:
-            row = own.get(ref)
-            if (row is not None and row.resource_id == resource["id"]) or names.get(
-                ref
-            ) == resource["name"]:
-                out.append(resource["id"])
-                break
-    return out
+    return [
+        r["id"] for r in snapshot if r["kind"] == "table" and (r["id"] in ids or r["name"] in names)
+    ]
