@@ -1,4 +1,4 @@
-"""IaC entry points for the API and CLI: plan, apply, release, export, state (scopes by
+"""IaC entry points for the API: plan, apply, release, export, state (scopes by
 slug).
 
 Plan reads one consistent snapshot (REPEATABLE READ, read only). Apply takes a
