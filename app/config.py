@@ -37,6 +37,7 @@ class Settings:
     api_tokens: dict[str, str] = field(default_factory=dict)
     public_schema: bool = True
     statement_timeout_ms: int = 30_000
+    secret_key: str | None = None  # IaC's key for hashes of secrets; None: the database's
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -51,4 +52,5 @@ class Settings:
             api_tokens=_tokens(env.get("INFRAGRAPH_API_TOKENS", "")),
             public_schema=env.get("INFRAGRAPH_PUBLIC_SCHEMA", "1") not in ("0", "false", "no"),
             statement_timeout_ms=int(env.get("INFRAGRAPH_STATEMENT_TIMEOUT_MS", 30_000)),
+            secret_key=env.get("INFRAGRAPH_SECRET_KEY") or None,
         )
