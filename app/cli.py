@@ -1,4 +1,5 @@
-"""The `infragraph` command: serve, migrate, import, export; IaC plan, apply, export-iac."""
+"""The `infragraph` command: serve, migrate, import, export, prune; IaC plan, apply,
+export-iac."""
 
 import argparse
 import asyncio
@@ -13,6 +14,7 @@ import asyncpg
 from app import db, jsonutil
 from app.config import Settings
 from app.errors import AppError
+from app.graph.retention import prune
 from app.graph.store import export_state, write_version
 from app.iac import service
 from app.iac.document import LineError
@@ -65,6 +67,7 @@ async def import_state(settings: Settings, name: str, path: Path) -> None:
             action="import",
             state=state,
             detail={"file": path.name},
+            keep_last=settings.prune_keep_last,
         )
         verb = "imported" if written.created else "already stored"
         _progress(f"{verb}: {name} serial {written.serial}")
@@ -78,6 +81,24 @@ async def export(settings: Settings, name: str, serial: int | None) -> None:
 
     document = await _with_conn(settings, work)
     sys.stdout.buffer.write(jsonutil.dumps(document, indent=True))
+
+
+async def prune_states(
+    settings: Settings, state_glob: str, keep_last: int, keep_days: float | None
+) -> None:
+    pruned = await _with_conn(
+        settings,
+        lambda conn: prune(
+            conn, state_glob=state_glob, keep_last=keep_last, keep_days=keep_days, actor=CLI_ACTOR
+        ),
+    )
+    for state in pruned:
+        print(
+            f"{state.state}: pruned serials {', '.join(map(str, state.serials))} "
+            f"({state.resources} resources, {state.edges} edges, {state.outputs} outputs)"
+        )
+    if not pruned:
+        print(f"nothing to prune in states matching {state_glob!r}")
 
 
 def _read_document(file: str) -> bytes:
@@ -121,7 +142,10 @@ async def plan(settings: Settings, scope: str, file: str) -> None:
 async def apply(settings: Settings, scope: str, plan_hash: str, file: str) -> None:
     document = _read_document(file)
     applied = await _with_conn(
-        settings, lambda conn: service.apply(conn, scope, document, plan_hash, actor=CLI_ACTOR)
+        settings,
+        lambda conn: service.apply(
+            conn, scope, document, plan_hash, actor=CLI_ACTOR, keep_last=settings.prune_keep_last
+        ),
     )
     print(f"applied: {applied.state_name} serial {applied.serial}")
     print(f"summary: {_counts(applied.summary)}")
@@ -167,6 +191,13 @@ def _parser() -> argparse.ArgumentParser:
     exp = commands.add_parser("export", help="print a state rendered from its normalized rows")
     exp.add_argument("name")
     exp.add_argument("--serial", type=int)
+    prn = commands.add_parser(
+        "prune",
+        help="delete old versions: keep the last N, and those newer than D days",
+    )
+    prn.add_argument("--state", required=True, help="state names, shell-style: team/*")
+    prn.add_argument("--keep-last", type=int, required=True, help="versions kept (>= 1)")
+    prn.add_argument("--keep-days", type=float, help="versions younger than this are kept too")
     pln = commands.add_parser("plan", help="show what applying an IaC document would change")
     pln.add_argument("--scope", required=True, help="the scope's slug")
     pln.add_argument("file", help="the JSONL document; - for stdin")
@@ -194,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
             asyncio.run(import_state(settings, args.name, args.file))
         elif args.command == "export":
             asyncio.run(export(settings, args.name, args.serial))
+        elif args.command == "prune":
+            asyncio.run(prune_states(settings, args.state, args.keep_last, args.keep_days))
         elif args.command == "plan":
             asyncio.run(plan(settings, args.scope, args.file))
         elif args.command == "apply":

@@ -69,7 +69,13 @@ async def plan(conn: asyncpg.Connection, scope: str, document: bytes) -> Plan:
 
 
 async def apply(
-    conn: asyncpg.Connection, scope: str, document: bytes, plan_hash: str, *, actor: str
+    conn: asyncpg.Connection,
+    scope: str,
+    document: bytes,
+    plan_hash: str,
+    *,
+    actor: str,
+    keep_last: int | None = None,
 ) -> Applied:
     doc = _parse(document)
     async with conn.transaction():
@@ -104,7 +110,15 @@ async def apply(
         lineage = current["lineage"] if current else str(uuid.uuid4())
         body, state = graph_state(after, serial=serial, lineage=lineage, system=doc.system)
         written = await store.write_version(
-            conn, name, body, actor=actor, action="apply", kind="iac", state=state, detail=detail
+            conn,
+            name,
+            body,
+            actor=actor,
+            action="apply",
+            kind="iac",
+            state=state,
+            detail=detail,
+            keep_last=keep_last,
         )
         return Applied(name, written.serial, fresh.summary, fresh)
 

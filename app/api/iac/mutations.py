@@ -30,6 +30,11 @@ class IacMutation:
     )
     async def apply(self, info: Info, scope: str, document: str, hash: str) -> ApplyResult:
         applied = await info.context.read(
-            service.apply, scope, _utf8(document), hash, actor=info.context.actor
+            service.apply,
+            scope,
+            _utf8(document),
+            hash,
+            actor=info.context.actor,
+            keep_last=info.context.settings.prune_keep_last,
         )
         return ApplyResult.of(applied)
