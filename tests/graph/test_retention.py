@@ -6,7 +6,6 @@ version but still held is handed to the oldest remaining version of its range.
 """
 
 import asyncio
-import copy
 import json
 import random
 import uuid
@@ -26,7 +25,7 @@ from app.graph.store import write_version
 from app.jsonutil import dumps
 from app.server import create_app
 from tests.conftest import corpus_files, requires_corpus
-from tests.graph.states import resource, state
+from tests.graph.states import shared_history
 from tests.graph.test_history import evolve, exports_as_posted, histories
 
 _HELD = """EXISTS (SELECT 1 FROM state_versions v
@@ -69,31 +68,6 @@ async def row_counts(conn: Any) -> tuple[int, int, int]:
                       (SELECT count(*) FROM outputs)"""
         )
     )
-
-
-def shared_history() -> list[bytes]:
-    """Six versions: the vpc, its subnets and the first output are written at serial 1
-    and held to the end; the rest change, come and go along the way."""
-    resources = [
-        resource("aws_vpc", "main", attributes={"id": "vpc-1"}),
-        resource("aws_subnet", "a", keys=[0, 1, 2], depends_on=["aws_vpc.main"]),
-        resource("aws_instance", "web", keys=["x", "y"], depends_on=["aws_subnet.a"]),
-    ]
-    outputs = {"vpc": {"value": "vpc-1", "type": "string"}}
-    document = json.loads(state(resources, serial=1, outputs=outputs))
-    versions = [copy.deepcopy(document)]
-    changes = [
-        lambda d: d["resources"][2]["instances"][0].update(attributes={"size": 2}),
-        lambda d: d["resources"].append(resource("aws_eip", "ip", depends_on=["aws_instance.web"])),
-        lambda d: d["outputs"].update(ip={"value": "10.0.0.1", "type": "string"}),
-        lambda d: d["resources"].pop(),  # the eip goes (and its edges)
-        lambda d: d["resources"][2]["instances"].pop(),  # web["y"] goes
-    ]
-    for serial, change in enumerate(changes, start=2):
-        document["serial"] = serial
-        change(document)
-        versions.append(copy.deepcopy(document))
-    return [dumps(v) for v in versions]
 
 
 async def write_all(conn: Any, name: str, bodies: list[bytes]) -> dict[int, bytes]:
