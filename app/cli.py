@@ -234,6 +234,33 @@ def states(prefix: str | None, as_json: bool) -> None:
         click.echo(f"{state['name']}  {state['kind'].lower()}  {serial}{held}")
 
 
+PRUNE = """mutation($states: String!, $keepLast: Int!, $keepDays: Float) {
+  prune(states: $states, keepLast: $keepLast, keepDays: $keepDays) {
+    state serials resources edges outputs } }"""
+
+
+@main.command(
+    help="Delete old versions: keep the last N of each state, and those newer than D days."
+)
+@click.option("--state", "states", required=True, help="State names, shell-style: team/*")
+@click.option("--keep-last", type=click.IntRange(min=1), required=True, help="Versions kept.")
+@click.option("--keep-days", type=float, help="Versions younger than this are kept too.")
+@JSON_OUTPUT
+def prune(states: str, keep_last: int, keep_days: float | None, as_json: bool) -> None:
+    variables = {"states": states, "keepLast": keep_last, "keepDays": keep_days}
+    pruned = _ask(PRUNE, variables, "prune")
+    if as_json:
+        click.echo(_json(pruned))
+        return
+    for state in pruned:
+        click.echo(
+            f"{state['state']}: pruned serials {', '.join(map(str, state['serials']))} "
+            f"({state['resources']} resources, {state['edges']} edges, {state['outputs']} outputs)"
+        )
+    if not pruned:
+        click.echo(f"nothing to prune in states matching {states!r}")
+
+
 @main.command(help="Lock a state as Terraform does; prints the lock ID (for unlock).")
 @click.argument("name")
 @click.option("--operation", default="infragraph lock", show_default=True)

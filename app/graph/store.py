@@ -16,6 +16,7 @@ from app.errors import BadInput, Conflict, NotFound
 from app.graph.events import append_event
 from app.graph.ids import time_ordered_ids
 from app.graph.queries import valid_at
+from app.graph.retention import prune_state
 from app.jsonutil import JSON_NULL, gc_paused, loads
 from app.tfstate import (
     INSTANCE_COLUMNS,
@@ -86,8 +87,11 @@ async def write_version(
     kind: str = "terraform",
     state: NormalizedState | EncryptedState | None = None,
     detail: dict[str, Any] | None = None,
+    keep_last: int | None = None,
 ) -> Written:
-    """Store `body` as the next version of state `name`.
+    """Store `body` as the next version of state `name`; with `keep_last`, then prune
+    the state to its last `keep_last` versions (app/graph/retention.py) in the same
+    transaction.
 
     Rules Terraform relies on: serial never goes backwards; the same serial
     with a different body is refused, the very same body again is accepted
@@ -146,6 +150,9 @@ async def write_version(
                 **(detail or {}),
             },
         )
+        # Inside the write's transaction: under the lock it already holds, and no reader
+        # ever sees more than keep_last versions (INFRAGRAPH_PRUNE_KEEP_LAST).
+        await prune_state(conn, state_id, name, keep_last, actor=actor)
     return Written(state_id, version_id, state.serial, created=True)
 
 

@@ -294,7 +294,7 @@ async def test_records_fit_required_and_unique_columns_at_plan(http) -> None:
         ([column("contacts", "tag", type="number")], "does not fit: must be a number"),
         (
             [column("contacts", "tag", type="select", options={"values": ["u"]})],
-            "does not fit: \"t\" is not one of the select options.values",
+            'does not fit: "t" is not one of the select options.values',
         ),
         (
             [boss, record("c@x", boss=nobody)],
