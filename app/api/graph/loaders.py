@@ -25,6 +25,7 @@ class Blast:
 class Hop:
     direction: Direction
     page: PageArgs
+    direct: bool = False
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ class GraphLoaders:
             neighbours=paged(
                 pool,
                 lambda conn, ids, a: edges.neighbours(
-                    conn, ids, a.direction, first=a.page.first, after=a.page.after
+                    conn, ids, a.direction, first=a.page.first, after=a.page.after, direct=a.direct
                 ),
             ),
             blast_radius=paged(

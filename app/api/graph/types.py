@@ -323,23 +323,38 @@ class Resource(relay.Node):
     def attributes(self, path: list[str] | None = None) -> JSON | None:
         return resources.attribute_value(self.raw_attributes, self.sensitive_attributes, path or ())
 
-    @strawberry.field(description="What it depends on, by address.")
+    @strawberry.field(
+        description="What it depends on, by address. `direct`: only the edges no other "
+        "path implies (Terraform writes dependencies transitively closed)."
+    )
     def dependencies(
-        self, info: Info, first: FirstArg = DEFAULT_FIRST, after: AfterArg = None
+        self,
+        info: Info,
+        first: FirstArg = DEFAULT_FIRST,
+        after: AfterArg = None,
+        direct: bool = False,
     ) -> Connection[Resource]:
-        arguments = {"first": first, "after": after}
+        arguments = {"first": first, "after": after, "direct": direct}
         return resolve(info, self, RESOURCE_LISTS["dependencies"], arguments, RESOURCE_LISTS)
 
-    @strawberry.field(description="What depends on it, by address.")
+    @strawberry.field(
+        description="What depends on it, by address. `direct`: only the edges no other "
+        "path implies (Terraform writes dependencies transitively closed)."
+    )
     def dependents(
-        self, info: Info, first: FirstArg = DEFAULT_FIRST, after: AfterArg = None
+        self,
+        info: Info,
+        first: FirstArg = DEFAULT_FIRST,
+        after: AfterArg = None,
+        direct: bool = False,
     ) -> Connection[Resource]:
-        arguments = {"first": first, "after": after}
+        arguments = {"first": first, "after": after, "direct": direct}
         return resolve(info, self, RESOURCE_LISTS["dependents"], arguments, RESOURCE_LISTS)
 
     @strawberry.field(
-        description="Every resource reachable from this one, once, at its shortest depth, "
-        "by depth then address. `totalCount` is the size of the whole blast radius."
+        description="Every resource reachable from this one, once, at its shortest depth "
+        "over direct edges (those no other path implies), by depth then address. "
+        "`totalCount` is the size of the whole blast radius."
     )
     def blast_radius(
         self,
@@ -385,7 +400,8 @@ def _direction(value: Any) -> edges.Direction:
 def _hop_key(direction: edges.Direction) -> Callable[[Mapping[str, Any]], Hop]:
     def key(arguments: Mapping[str, Any]) -> Hop:
         first, after = arguments.get("first"), arguments.get("after")
-        return Hop(direction, page_args(first, after, edges.NEIGHBOUR_KEY))
+        direct = bool(arguments.get("direct"))
+        return Hop(direction, page_args(first, after, edges.NEIGHBOUR_KEY), direct)
 
     return key
 
