@@ -164,7 +164,11 @@ def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 
 @pytest.mark.slow
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(history=histories())
 async def test_random_histories_export_and_diff_every_serial_as_posted(pool, history) -> None:
     name = f"random/{uuid.uuid4()}"

@@ -160,7 +160,11 @@ async def test_corpus_histories_prune_and_export_as_posted(conn) -> None:
     await assert_rows_consistent(conn)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(history=histories(), keep_last=st.integers(1, 5))
 async def test_random_histories_prune_and_export_as_posted(pool, history, keep_last) -> None:
     name = f"random/{uuid.uuid4()}"
