@@ -7,6 +7,7 @@ from uuid import UUID
 import asyncpg
 
 from app.errors import NotFound
+from app.graph.queries import valid_at
 from app.graph.sensitive import Path, overlaps, sensitive_paths
 
 
@@ -33,10 +34,15 @@ class VersionDiff:
 
 
 _MISSING = object()
+# A row of one of the two versions that the other holds too (the same row, shared).
+_AT_AGAINST = "r.serial_from <= o.serial AND (r.serial_to IS NULL OR r.serial_to > o.serial)"
+_AT_VERSION = "r.serial_from <= n.serial AND (r.serial_to IS NULL OR r.serial_to > n.serial)"
 
-# Per (version, against serial): the resources whose attributes differ, added
-# or removed, compared by address inside the database (JSONB equality).
-_DIFF = """
+# Per (version, against serial): the resources whose attributes differ, added or
+# removed, compared by address inside the database (JSONB equality). Rows are shared
+# by the versions of their serial range (migration 0005), so only the rows that begin
+# or end between the two serials can differ: the work follows the change, not the state.
+_DIFF = f"""
     SELECT k.version_id, k.against, o.id AS against_id, c.*
     FROM unnest($1::uuid[], $2::bigint[]) AS k (version_id, against)
     JOIN state_versions n ON n.id = k.version_id
@@ -47,10 +53,11 @@ _DIFF = """
                     ELSE 'changed' END AS change,
                b.attributes AS old_attributes, a.attributes AS new_attributes,
                b.sensitive_attributes AS old_sensitive, a.sensitive_attributes AS new_sensitive
-        FROM (SELECT id, address, attributes, sensitive_attributes
-              FROM resources WHERE state_version_id = n.id) a
-        FULL JOIN (SELECT id, address, attributes, sensitive_attributes
-                   FROM resources WHERE state_version_id = o.id) b ON a.address = b.address
+        FROM (SELECT id, address, attributes, sensitive_attributes FROM resources r
+              WHERE {valid_at("r", "n.state_id", "n.serial")} AND NOT ({_AT_AGAINST})) a
+        FULL JOIN (SELECT id, address, attributes, sensitive_attributes FROM resources r
+                   WHERE {valid_at("r", "n.state_id", "o.serial")}
+                     AND NOT ({_AT_VERSION})) b ON a.address = b.address
         WHERE a.id IS NULL OR b.id IS NULL OR a.attributes IS DISTINCT FROM b.attributes
     ) c ON o.id IS NOT NULL
     ORDER BY k.version_id, k.against, c.address"""

@@ -51,6 +51,13 @@ def parse_id(value: str) -> UUID:
         raise BadInput(f"not an id: {value!r}") from None
 
 
+def parse_resource_id(value: str) -> resources.ResourceKey:
+    """A resource's id: its row, at a version (a row is shared by the versions of its
+    serial range, and what it links to depends on the version)."""
+    row_id, _, version_id = value.partition(":")
+    return parse_id(row_id), parse_id(version_id)
+
+
 @strawberry.input(description="Resources matching all the given fields.")
 class ResourceFilter:
     state: str | None = strawberry.field(default=None, description="The state's name.")
@@ -338,8 +345,13 @@ class Resource(relay.Node):
     async def resolve_nodes(
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[Resource | None]:
-        records = await info.context.graph.resource.load_many([parse_id(i) for i in node_ids])
+        keys = [parse_resource_id(i) for i in node_ids]
+        records = await info.context.graph.resource.load_many(keys)
         return [resources_of([r])[0] if r else None for r in records]
+
+    @property
+    def key(self) -> resources.ResourceKey:
+        return (self.resource_id, self.version.version_id)
 
 
 @strawberry.type
@@ -377,14 +389,14 @@ def _blast_key(arguments: Mapping[str, Any]) -> Blast:
 async def _load_hops(
     info: Info, owners: list[Resource], key: Hop, after: str | None
 ) -> list[Connection[Resource]]:
-    pages = await info.context.graph.neighbours.load_many([(o.resource_id, key) for o in owners])
+    pages = await info.context.graph.neighbours.load_many([(o.key, key) for o in owners])
     return [connection(page, resources_of(page.rows), after=after) for page in pages]
 
 
 async def _load_blasts(
     info: Info, owners: list[Resource], key: Blast, after: str | None
 ) -> list[Connection[BlastRadiusNode]]:
-    roots = [(o.resource_id, key) for o in owners]
+    roots = [(o.key, key) for o in owners]
     pages = await info.context.graph.blast_radius.load_many(roots)
     return [blast_connection(page, after) for page in pages]
 
@@ -457,7 +469,7 @@ def resources_of(records: Iterable[Mapping[str, Any]]) -> list[Resource]:
             version = versions[r["version_id"]] = version_of(r)
         built.append(
             Resource(
-                id=str(r["id"]),
+                id=f"{r['id']}:{r['version_id']}",
                 resource_id=r["id"],
                 address=r["address"],
                 mode=resources.Mode(r["mode"]),
