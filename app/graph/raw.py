@@ -72,9 +72,25 @@ def compress(chunks: list[memoryview]) -> list[bytes]:
     return [compressor.compress(chunk) for chunk in chunks]
 
 
+def spans(lengths: list[int], limit: int) -> list[tuple[int, int]]:
+    """Consecutive half-open ranges of `lengths`' positions, in order, each as long as it
+    can be with its lengths adding up to at most `limit` (one length over it: alone)."""
+    ranges: list[tuple[int, int]] = []
+    start, total = 0, 0
+    for position, length in enumerate(lengths):
+        if total + length > limit and position > start:
+            ranges.append((start, position))
+            start, total = position, 0
+        total += length
+    if start < len(lengths):
+        ranges.append((start, len(lengths)))
+    return ranges
+
+
 async def save_raw(conn: asyncpg.Connection, state_id: UUID, body: bytes) -> list[bytes]:
     """Store the chunks of `body` that state `state_id` does not have yet; returns the
-    hashes of all its chunks in order (the version row's raw_chunks).
+    hashes of all its chunks in order (the version row's raw_chunks). They are compressed
+    and inserted a piece at a time, so a big first write holds one compressed piece.
 
     Call it in the transaction that inserts the version row, holding the state's row lock
     as write_version does: delete_unreferenced_chunks takes that lock too, so it cannot
@@ -87,17 +103,19 @@ async def save_raw(conn: asyncpg.Connection, state_id: UUID, body: bytes) -> lis
     )
     have = {record["hash"] for record in stored}
     missing = [digest for digest in chunks.distinct if digest not in have]
-    if missing:
-        views = [chunks.distinct[digest] for digest in missing]
-        data = await asyncio.to_thread(compress, views)
+    lengths = [len(chunks.distinct[digest]) for digest in missing]
+    for start, stop in spans(lengths, PIECE_BYTES):
+        data = await asyncio.to_thread(
+            compress, [chunks.distinct[digest] for digest in missing[start:stop]]
+        )
         await conn.execute(
             """INSERT INTO raw_state_chunks (state_id, hash, length, data)
                SELECT $1, hash, length, data
                FROM unnest($2::bytea[], $3::integer[], $4::bytea[]) AS c(hash, length, data)
                ON CONFLICT (state_id, hash) DO NOTHING""",
             state_id,
-            missing,
-            [len(view) for view in views],
+            missing[start:stop],
+            lengths[start:stop],
             data,
         )
     return chunks.hashes
@@ -144,16 +162,7 @@ class RawVersion:
                 (offset, min(offset + PIECE_BYTES, self.size))
                 for offset in range(0, self.size, PIECE_BYTES)
             ]
-        pieces: list[tuple[int, int]] = []
-        start, size = 0, 0
-        for position, length in enumerate(self.chunk_lengths):
-            if size + length > PIECE_BYTES and position > start:
-                pieces.append((start, position))
-                start, size = position, 0
-            size += length
-        if start < len(self.chunk_lengths):
-            pieces.append((start, len(self.chunk_lengths)))
-        return pieces
+        return spans(self.chunk_lengths, PIECE_BYTES)
 
 
 async def current_raw(conn: asyncpg.Connection, name: str) -> RawVersion | None:

@@ -23,6 +23,7 @@ from app.graph.raw import (
     cut,
     delete_unreferenced_chunks,
     save_raw,
+    spans,
     stream_raw,
 )
 from app.graph.store import ensure_state, write_version
@@ -131,15 +132,23 @@ def test_a_one_attribute_change_changes_few_chunks() -> None:
     assert sum(map(len, new_chunks)) <= 4 * MAX_CHUNK < len(first) // 5
 
 
-@given(lengths=st.lists(st.integers(1, MAX_CHUNK), max_size=200))
-def test_pieces_cover_every_chunk_in_order_each_at_most_a_piece(lengths: list[int]) -> None:
+@given(st.lists(st.integers(1, 100), max_size=200), st.integers(1, 300))
+def test_spans_cover_every_position_in_order_each_as_long_as_fits(
+    lengths: list[int], limit: int
+) -> None:
+    ranges = spans(lengths, limit)
+    assert [p for piece in ranges for p in range(*piece)] == list(range(len(lengths)))
+    for start, stop in ranges:
+        assert sum(lengths[start:stop]) <= limit or stop - start == 1
+        if stop < len(lengths):  # cut only where the next length would not fit
+            assert sum(lengths[start : stop + 1]) > limit
+
+
+def test_pieces_of_chunks_are_spans_of_at_most_a_piece() -> None:
+    lengths = [MAX_CHUNK] * 70
     version = RawVersion(UUID(int=0), UUID(int=1), b"", sum(lengths), lengths)
-    pieces = version.pieces()
-    assert [p for piece in pieces for p in range(*piece)] == list(range(len(lengths)))
-    for start, stop in pieces:
-        assert sum(lengths[start:stop]) <= PIECE_BYTES
-        if stop < len(lengths):  # a piece is cut only when the next chunk would not fit
-            assert sum(lengths[start : stop + 1]) > PIECE_BYTES
+    per_piece = PIECE_BYTES // MAX_CHUNK
+    assert version.pieces() == [(0, per_piece), (per_piece, 2 * per_piece), (2 * per_piece, 70)]
 
 
 def test_pieces_of_inline_bytes_are_byte_ranges() -> None:
