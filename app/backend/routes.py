@@ -49,7 +49,7 @@ def _lock_id(request: Request) -> str | None:
 
 async def get_state(request: Request, name: str) -> Response:
     async with _pool(request).acquire() as conn:
-        version = await raw.current_raw(conn, name)
+        version = await raw.raw_version(conn, name)
     if version is None:
         raise NotFound(f"no state {name!r}")
     headers = {"Content-MD5": base64.b64encode(version.md5).decode()}

@@ -18,7 +18,8 @@ class StateKind(enum.Enum):
 STATE_COLUMNS = """s.id AS state_id, s.name AS state_name, s.kind AS state_kind,
     s.lineage AS state_lineage, s.created_at AS state_created_at"""
 VERSION_COLUMNS = """v.id AS version_id, v.serial, v.lineage AS version_lineage,
-    v.terraform_version, v.created_at AS version_created_at, v.created_by AS version_created_by"""
+    v.terraform_version, v.created_at AS version_created_at, v.created_by AS version_created_by,
+    v.encrypted AS version_encrypted"""
 
 
 def valid_at(alias: str, state_id: str = "$1", serial: str = "$2") -> str:

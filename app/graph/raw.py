@@ -165,9 +165,12 @@ class RawVersion:
         return spans(self.chunk_lengths, PIECE_BYTES)
 
 
-async def current_raw(conn: asyncpg.Connection, name: str) -> RawVersion | None:
-    """The current version of state `name` as written, with its bytes when they are at
-    most PIECE_BYTES long (bigger ones are read with stream_raw); None when it has none."""
+async def raw_version(
+    conn: asyncpg.Connection, name: str, serial: int | None = None
+) -> RawVersion | None:
+    """The version of state `name` at `serial` (default: the current one) as written, with
+    its bytes when they are at most PIECE_BYTES long (bigger ones are read with
+    stream_raw); None when there is no such version."""
     head = await conn.fetchrow(
         # a chunk missing (deleted meanwhile) keeps its place as length 0, so that the
         # read of its piece finds it missing
@@ -177,8 +180,10 @@ async def current_raw(conn: asyncpg.Connection, name: str) -> RawVersion | None:
                    LEFT JOIN raw_state_chunks c ON c.state_id = v.state_id AND c.hash = h.hash
                   ) AS chunk_lengths
            FROM states s JOIN state_versions v ON v.state_id = s.id
-           WHERE s.name = $1 ORDER BY v.serial DESC LIMIT 1""",
+           WHERE s.name = $1 AND ($2::bigint IS NULL OR v.serial = $2)
+           ORDER BY v.serial DESC LIMIT 1""",
         name,
+        serial,
     )
     if head is None:
         return None

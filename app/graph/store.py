@@ -12,7 +12,7 @@ from uuid import UUID
 
 import asyncpg
 
-from app.errors import Conflict, NotFound
+from app.errors import BadInput, Conflict, NotFound
 from app.graph.events import append_event
 from app.graph.ids import time_ordered_ids
 from app.graph.queries import valid_at
@@ -21,6 +21,7 @@ from app.jsonutil import JSON_NULL, gc_paused, loads
 from app.tfstate import (
     INSTANCE_COLUMNS,
     OUTPUT_COLUMNS,
+    EncryptedState,
     InstanceRow,
     NormalizedState,
     OutputRow,
@@ -66,7 +67,7 @@ async def ensure_state(conn: asyncpg.Connection, name: str, kind: str = "terrafo
 async def current_version(conn: asyncpg.Connection, state_id: UUID) -> asyncpg.Record | None:
     return await conn.fetchrow(
         """SELECT v.id, v.serial, v.lineage, v.raw_md5,
-                  v.resource_count = 0 AND NOT EXISTS (
+                  NOT v.encrypted AND v.resource_count = 0 AND NOT EXISTS (
                       SELECT 1 FROM outputs o
                       WHERE o.state_id = v.state_id AND o.serial_to IS NULL) AS empty
            FROM state_versions v WHERE v.state_id = $1
@@ -83,7 +84,7 @@ async def write_version(
     actor: str,
     action: str = "write",
     kind: str = "terraform",
-    state: NormalizedState | None = None,
+    state: NormalizedState | EncryptedState | None = None,
     detail: dict[str, Any] | None = None,
 ) -> Written:
     """Store `body` as the next version of state `name`.
@@ -91,7 +92,8 @@ async def write_version(
     Rules Terraform relies on: serial never goes backwards; the same serial
     with a different body is refused, the very same body again is accepted
     and changes nothing (a retry after a lost response); lineage is fixed once
-    set, unless the current version is empty.
+    set (when known), unless the current version is empty. An encrypted state
+    is a version with no rows, numbered as `EncryptedState.as_version` says.
     """
     state = state or parse_state(body)
     md5 = hashlib.md5(body).digest()
@@ -100,10 +102,16 @@ async def write_version(
         # Serializes writers of one state: the checks below cannot race.
         await conn.execute("SELECT 1 FROM states WHERE id = $1 FOR UPDATE", state_id)
         current = await current_version(conn, state_id)
+        if isinstance(state, EncryptedState):
+            state = state.as_version(
+                current["serial"] if current else None,
+                current["lineage"] if current else None,
+                same_bytes=current is not None and md5 == current["raw_md5"],
+            )
         if current is not None:
             if state.serial == current["serial"] and md5 == current["raw_md5"]:
                 return Written(state_id, current["id"], state.serial, created=False)
-            if state.lineage != current["lineage"] and not current["empty"]:
+            if current["lineage"] and state.lineage != current["lineage"] and not current["empty"]:
                 raise Conflict(
                     f"lineage mismatch: state {name!r} has lineage {current['lineage']}, "
                     f"the new version has {state.lineage}",
@@ -120,7 +128,9 @@ async def write_version(
         # would walk millions of objects that can form no cycle.
         with gc_paused():
             changes = await _write_rows(conn, state_id, version_id, state)
-        await conn.execute("UPDATE states SET lineage = $2 WHERE id = $1", state_id, state.lineage)
+        await conn.execute(
+            "UPDATE states SET lineage = nullif($2, '') WHERE id = $1", state_id, state.lineage
+        )
         await append_event(
             conn,
             state_name=name,
@@ -132,6 +142,7 @@ async def write_version(
                 "resources": len(state.instances),
                 "bytes": len(body),
                 **changes.summary(),
+                **({"encrypted": True} if state.encrypted else {}),
                 **(detail or {}),
             },
         )
@@ -149,8 +160,8 @@ async def _insert_version(
     return await conn.fetchval(
         """INSERT INTO state_versions
                (state_id, serial, lineage, terraform_version, raw_chunks, raw_md5,
-                extra, omitted, created_by, resource_count, layout)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id""",
+                extra, omitted, created_by, resource_count, layout, encrypted)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id""",
         state_id,
         state.serial,
         state.lineage,
@@ -162,6 +173,7 @@ async def _insert_version(
         actor,
         len(state.instances),
         layout_of(state.instances),
+        state.encrypted,
     )
 
 
@@ -333,7 +345,7 @@ async def find_version(
     """The version row of state `name` at `serial` (default: current); NotFound otherwise."""
     record = await conn.fetchrow(
         """SELECT v.id, v.state_id, v.serial, v.lineage, v.terraform_version, v.extra,
-                  v.omitted, v.layout
+                  v.omitted, v.layout, v.encrypted
            FROM states s JOIN state_versions v ON v.state_id = s.id
            WHERE s.name = $1 AND ($2::bigint IS NULL OR v.serial = $2)
            ORDER BY v.serial DESC LIMIT 1""",
@@ -379,6 +391,11 @@ async def export_state(
 ) -> dict[str, Any]:
     """Render state `name` (current or at `serial`) from its rows and record the export."""
     version = await find_version(conn, name, serial)
+    if version["encrypted"]:
+        raise BadInput(
+            f"state {name!r} at serial {version['serial']} is encrypted by OpenTofu: the server "
+            "cannot read it, only serve its bytes through the HTTP backend"
+        )
     document = await render_version(conn, version)
     await append_event(
         conn,

@@ -74,6 +74,8 @@ class NormalizedState:
     edges: list[tuple[int, int]]
     extra: dict[str, Any] = field(default_factory=dict)
     omitted: list[str] = field(default_factory=list)
+    # An OpenTofu state encrypted on the client: the version has no rows to read
+    encrypted: bool = False
 
 
 # Keys normalized into columns, and the Python types their values must have.
@@ -128,7 +130,7 @@ def _split(
             columns[key] = value
         else:
             raise StateError(
-                f"{where}: {key!r} must be {_type_name(types)}, got {_json_type(value)}"
+                f"{where}: {key!r} must be {_type_name(types)}, got {json_type(value)}"
             )
     return columns, extra
 
@@ -144,7 +146,8 @@ def _type_name(types: tuple[type, ...]) -> str:
     return " or ".join(names[t] for t in types)
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """How a JSON value's type is named in error messages."""
     if value is None:
         return "null"
     return {
@@ -162,17 +165,28 @@ def _require(obj: dict[str, Any], key: str, types: tuple[type, ...], where: str)
         raise StateError(f"{where}: missing required field {key!r}")
     value = obj[key]
     if not _is(value, types):
-        raise StateError(f"{where}: {key!r} must be {_type_name(types)}, got {_json_type(value)}")
+        raise StateError(f"{where}: {key!r} must be {_type_name(types)}, got {json_type(value)}")
     return value
+
+
+# Serials are bigint columns
+MAX_SERIAL = 2**63 - 1
+
+
+def check_serial(serial: int, where: str, error: type[StateError] = StateError) -> int:
+    if not 0 <= serial <= MAX_SERIAL:
+        raise error(f"{where}: 'serial' must be between 0 and {MAX_SERIAL}, got {serial}")
+    return serial
 
 
 def parse_state(body: bytes | str) -> NormalizedState:
     """Parse and validate a v4 state document; raise StateError with the reason."""
     with gc_paused():
-        return _parse_state(body)
+        return normalize_document(load_document(body))
 
 
-def _parse_state(body: bytes | str) -> NormalizedState:
+def load_document(body: bytes | str) -> dict[str, Any]:
+    """The JSON object of a state body (call with the GC paused: it may be huge)."""
     try:
         doc = loads(body)
     except ValueError as exc:
@@ -182,21 +196,24 @@ def _parse_state(body: bytes | str) -> NormalizedState:
             "the state contains U+0000, which PostgreSQL cannot store in text or jsonb"
         )
     if not isinstance(doc, dict):
-        raise StateError(f"a state must be a JSON object, got {_json_type(doc)}")
+        raise StateError(f"a state must be a JSON object, got {json_type(doc)}")
+    return doc
+
+
+def normalize_document(doc: dict[str, Any]) -> NormalizedState:
+    """A loaded v4 state document, validated and normalized into rows."""
     if "version" not in doc:
         raise StateError("missing required field 'version'")
     if doc["version"] != 4 or isinstance(doc["version"], bool):
         raise StateError(
             f"unsupported state version {doc['version']!r}: only version 4 is supported"
         )
-    serial = _require(doc, "serial", _INT, "state")
-    if serial < 0:
-        raise StateError("state: 'serial' must not be negative")
+    serial = check_serial(_require(doc, "serial", _INT, "state"), "state")
     lineage = _require(doc, "lineage", _STR, "state")
     terraform_version = doc.get("terraform_version")
     if terraform_version is not None and not isinstance(terraform_version, str):
         raise StateError(
-            f"state: 'terraform_version' must be a string, got {_json_type(terraform_version)}"
+            f"state: 'terraform_version' must be a string, got {json_type(terraform_version)}"
         )
 
     extra = {k: v for k, v in doc.items() if k not in _STATE_KEYS}
@@ -219,12 +236,12 @@ def _parse_state(body: bytes | str) -> NormalizedState:
 
 def _outputs(outputs: Any) -> list[OutputRow]:
     if not isinstance(outputs, dict):
-        raise StateError(f"state: 'outputs' must be an object, got {_json_type(outputs)}")
+        raise StateError(f"state: 'outputs' must be an object, got {json_type(outputs)}")
     rows = []
     for position, (name, output) in enumerate(outputs.items()):
         where = f"output {name!r}"
         if not isinstance(output, dict):
-            raise StateError(f"{where}: must be an object, got {_json_type(output)}")
+            raise StateError(f"{where}: must be an object, got {json_type(output)}")
         columns, extra = _split(output, _OUTPUT_FIELDS, where)
         rows.append(
             OutputRow(
@@ -241,13 +258,13 @@ def _outputs(outputs: Any) -> list[OutputRow]:
 
 def _instances(resources: Any) -> list[InstanceRow]:
     if not isinstance(resources, list):
-        raise StateError(f"state: 'resources' must be a list, got {_json_type(resources)}")
+        raise StateError(f"state: 'resources' must be a list, got {json_type(resources)}")
     rows: list[InstanceRow] = []
     seen: set[str] = set()
     for resource_index, resource in enumerate(resources):
         where = f"resources[{resource_index}]"
         if not isinstance(resource, dict):
-            raise StateError(f"{where}: must be an object, got {_json_type(resource)}")
+            raise StateError(f"{where}: must be an object, got {json_type(resource)}")
         mode = _require(resource, "mode", _STR, where)
         rtype = _require(resource, "type", _STR, where)
         name = _require(resource, "name", _STR, where)
@@ -267,7 +284,7 @@ def _instances(resources: Any) -> list[InstanceRow]:
         for instance_index, instance in enumerate(instances):
             iwhere = f"{where} instance {instance_index}"
             if not isinstance(instance, dict):
-                raise StateError(f"{iwhere}: must be an object, got {_json_type(instance)}")
+                raise StateError(f"{iwhere}: must be an object, got {json_type(instance)}")
             c, extra = _split(instance, _INSTANCE_FIELDS, iwhere)
             address = instance_address(
                 module, mode, rtype, name, c.get("index_key"), c.get("deposed")
@@ -315,7 +332,7 @@ def _instances(resources: Any) -> list[InstanceRow]:
 def _optional_str(obj: dict[str, Any], key: str, where: str) -> str | None:
     value = obj.get(key)
     if value is not None and not isinstance(value, str):
-        raise StateError(f"{where}: {key!r} must be a string, got {_json_type(value)}")
+        raise StateError(f"{where}: {key!r} must be a string, got {json_type(value)}")
     return value
 
 

@@ -19,9 +19,9 @@ from app.graph.raw import (
     PIECE_BYTES,
     RawVersion,
     chunk_hash,
-    current_raw,
     cut,
     delete_unreferenced_chunks,
+    raw_version,
     save_raw,
     spans,
     stream_raw,
@@ -78,7 +78,7 @@ async def _add_version(
 
 
 async def _read_all(pool: asyncpg.Pool, conn: asyncpg.Connection, name: str) -> bytes:
-    version = await current_raw(conn, name)
+    version = await raw_version(conn, name)
     assert version is not None
     if version.body is not None:
         return version.body
@@ -169,7 +169,7 @@ async def test_every_corpus_state_reads_back_byte_for_byte(conn) -> None:
     for index, path in enumerate(corpus_files()):
         body = path.read_bytes()
         await write_version(conn, f"corpus/{index}", body, actor="test")
-        version = await current_raw(conn, f"corpus/{index}")
+        version = await raw_version(conn, f"corpus/{index}")
         assert version is not None and version.body == body, path.name
         assert version.md5 == hashlib.md5(body).digest() and version.size == len(body)
 
@@ -226,6 +226,9 @@ async def test_a_one_attribute_change_stores_few_new_chunks(conn) -> None:
     lists = await conn.fetch("SELECT raw_chunks FROM state_versions ORDER BY serial")
     shared = set(lists[0]["raw_chunks"]) & set(lists[1]["raw_chunks"])
     assert len(lists[1]["raw_chunks"]) - len(shared) <= 4
+    for serial, body in ((1, first), (2, second)):
+        version = await raw_version(conn, "s", serial)
+        assert version is not None and version.body == body
 
 
 async def test_the_same_chunks_in_another_state_are_stored_again(conn) -> None:
@@ -259,7 +262,7 @@ async def test_a_stream_stops_when_its_version_is_deleted(pool, conn) -> None:
     await _add_version(conn, "s", 1, body)
     await _add_version(conn, "t", 1, body)  # the same bytes in another state
     for name in ("s", "t"):
-        version = await current_raw(conn, name)
+        version = await raw_version(conn, name)
         assert version is not None and version.body is None
         stream = stream_raw(pool, version)
         first_piece = await anext(stream)
@@ -271,7 +274,7 @@ async def test_a_stream_stops_when_its_version_is_deleted(pool, conn) -> None:
         with pytest.raises(RuntimeError, match="deleted while being sent"):
             async for _ in stream:
                 pass
-    assert await current_raw(conn, "s") is None
+    assert await raw_version(conn, "s") is None
 
 
 async def test_unreferenced_chunks_are_deleted_and_the_rest_still_read(pool, conn) -> None:

@@ -189,6 +189,13 @@ class State(relay.Node):
             info=r["info"],
         )
 
+    @strawberry.field(
+        description="Whether the current version is encrypted by OpenTofu (false with none)."
+    )
+    async def encrypted(self, info: Info) -> bool:
+        r = await info.context.graph.current_version.load(self.state_id)
+        return r is not None and r["version_encrypted"]
+
     @strawberry.field(description="The version with the highest serial.")
     async def current_version(self, info: Info) -> StateVersion | None:
         r = await info.context.graph.current_version.load(self.state_id)
@@ -237,6 +244,10 @@ class StateVersion(relay.Node):
     terraform_version: str | None
     created_at: datetime
     created_by: str
+    encrypted: bool = strawberry.field(
+        description="Encrypted by OpenTofu on the client: stored and served as written, "
+        "with no resources or outputs (the server cannot read it)."
+    )
     state: State
     version_id: strawberry.Private[UUID]
 
@@ -455,6 +466,7 @@ def version_of(r: Mapping[str, Any], state: State | None = None) -> StateVersion
         terraform_version=r["terraform_version"],
         created_at=r["version_created_at"],
         created_by=r["version_created_by"],
+        encrypted=r["version_encrypted"],
         state=state or state_of(r),
     )
 
