@@ -30,6 +30,7 @@ from app.tfstate import (
 )
 from app.tfstate.digest import instance_digest, output_digest
 from app.tfstate.order import in_document_order, layout_of
+from app.tfstate.parse import resolve_edges
 
 _JSONB_INSTANCE = {
     "index_key",
@@ -251,12 +252,14 @@ async def _write_rows(
                 for (position, digest), row_id in zip(new_rows, new_ids, strict=True)
             ],
         )
-        fresh = set(new_ids)
-        edges = [
-            (state_id, version_id, serial, row_ids[a], row_ids[b])
-            for a, b in state.edges
-            if row_ids[a] in fresh or row_ids[b] in fresh
-        ]
+        # all new on a first write: the state's edges (kept for the state's other users)
+        new_positions = {position for position, _ in new_rows}
+        pairs = (
+            state.edges
+            if len(new_rows) == len(instances)
+            else resolve_edges(instances, touching=new_positions)
+        )
+        edges = [(state_id, version_id, serial, row_ids[a], row_ids[b]) for a, b in pairs]
         if edges:
             await conn.copy_records_to_table(
                 "resource_dependencies",

@@ -71,7 +71,6 @@ class EncryptedState:
             terraform_version=None,
             instances=[],
             outputs=[],
-            edges=[],
             encrypted=True,
         )
 

@@ -10,6 +10,8 @@ table. Conventions that make the round trip exact:
   level, repeated on each of its instances).
 """
 
+import functools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -70,12 +72,15 @@ class NormalizedState:
     terraform_version: str | None
     instances: list[InstanceRow]
     outputs: list[OutputRow]
-    # (from, to) positions in `instances`
-    edges: list[tuple[int, int]]
     extra: dict[str, Any] = field(default_factory=dict)
     omitted: list[str] = field(default_factory=list)
     # An OpenTofu state encrypted on the client: the version has no rows to read
     encrypted: bool = False
+
+    @functools.cached_property
+    def edges(self) -> list[tuple[int, int]]:
+        """Every dependency edge, as (from, to) positions in `instances`."""
+        return resolve_edges(self.instances)
 
 
 # Keys normalized into columns, and the Python types their values must have.
@@ -228,7 +233,6 @@ def normalize_document(doc: dict[str, Any]) -> NormalizedState:
         terraform_version=terraform_version,
         instances=instances,
         outputs=outputs,
-        edges=resolve_edges(instances),
         extra=extra,
         omitted=omitted,
     )
@@ -336,8 +340,12 @@ def _optional_str(obj: dict[str, Any], key: str, where: str) -> str | None:
     return value
 
 
-def resolve_edges(instances: list[InstanceRow]) -> list[tuple[int, int]]:
-    """Edges from each instance to every current instance of the resources it names.
+def resolve_edges(
+    instances: list[InstanceRow], touching: set[int] | None = None
+) -> list[tuple[int, int]]:
+    """Edges from each instance to every current instance of the resources it names;
+    with `touching`, only the edges from or to those positions (a write that keeps the
+    other rows keeps the edges between them, app/graph/store.py).
 
     `dependencies` name resources by absolute config address (module keys
     dropped); legacy `depends_on` names them relative to the instance's own
@@ -349,16 +357,36 @@ def resolve_edges(instances: list[InstanceRow]) -> list[tuple[int, int]]:
         if row.deposed is None:
             key = resource_key(row.module_path, row.mode, row.type, row.name)
             by_resource.setdefault(key, []).append(position)
+    named = [_names(row) for row in instances]
+    if touching is None:
+        sources: Iterable[int] = range(len(instances))
+    else:
+        # the given rows, and every row naming a resource one of them is an instance of
+        targets = {
+            resource_key(r.module_path, r.mode, r.type, r.name)
+            for r in (instances[p] for p in touching)
+            if r.deposed is None
+        }
+        sources = [
+            p for p, names in enumerate(named) if p in touching or not targets.isdisjoint(names)
+        ]
     edges: dict[tuple[int, int], None] = {}
-    for position, row in enumerate(instances):
-        names: list[str] = []
-        if isinstance(row.dependencies_raw, list):
-            names.extend(row.dependencies_raw)
-        if isinstance(row.depends_on_raw, list):
-            module = module_config_path(row.module_path)
-            names.extend(f"{module}.{name}" if module else name for name in row.depends_on_raw)
-        for name in names:
+    for position in sources:
+        for name in named[position]:
             for target in by_resource.get(name, ()):
-                if target != position:
+                if target != position and (
+                    touching is None or position in touching or target in touching
+                ):
                     edges[(position, target)] = None
     return list(edges)
+
+
+def _names(row: InstanceRow) -> list[str]:
+    """The config addresses of the resources an instance depends on."""
+    names: list[str] = []
+    if isinstance(row.dependencies_raw, list):
+        names.extend(row.dependencies_raw)
+    if isinstance(row.depends_on_raw, list):
+        module = module_config_path(row.module_path)
+        names.extend(f"{module}.{name}" if module else name for name in row.depends_on_raw)
+    return names
