@@ -234,9 +234,11 @@ async def _read_piece(
             stop - start,
         )
     rows = await conn.fetch(
+        # `$3 : $4` spaced: unspaced, sqlglot (tests/api/test_distribution.py) reads a
+        # dollar quote
         """SELECT c.data
            FROM state_versions v
-           CROSS JOIN LATERAL unnest(v.raw_chunks[$3:$4]) WITH ORDINALITY AS h(hash, position)
+           CROSS JOIN LATERAL unnest(v.raw_chunks[$3 : $4]) WITH ORDINALITY AS h(hash, position)
            JOIN raw_state_chunks c ON c.state_id = v.state_id AND c.hash = h.hash
            WHERE v.state_id = $1 AND v.id = $2
            ORDER BY h.position""",
