@@ -15,7 +15,7 @@ from app.config import Settings
 from app.errors import AppError
 from app.graph.store import export_state, write_version
 from app.iac import service
-from app.iac.document import LineError
+from app.iac.model import LineError
 from app.iac.plan import Plan
 from app.tfstate import StateError, parse_state
 
@@ -114,14 +114,25 @@ def render_plan(plan: Plan) -> str:
 
 async def plan(settings: Settings, scope: str, file: str) -> None:
     document = _read_document(file)
-    planned = await _with_conn(settings, lambda conn: service.plan(conn, scope, document))
+    planned = await _with_conn(
+        settings,
+        lambda conn: service.plan(conn, scope, document, max_bytes=settings.max_document_bytes),
+    )
     sys.stdout.write(render_plan(planned))
 
 
 async def apply(settings: Settings, scope: str, plan_hash: str, file: str) -> None:
     document = _read_document(file)
     applied = await _with_conn(
-        settings, lambda conn: service.apply(conn, scope, document, plan_hash, actor=CLI_ACTOR)
+        settings,
+        lambda conn: service.apply(
+            conn,
+            scope,
+            document,
+            plan_hash,
+            actor=CLI_ACTOR,
+            max_bytes=settings.max_document_bytes,
+        ),
     )
     print(f"applied: {applied.state_name} serial {applied.serial}")
     print(f"summary: {_counts(applied.summary)}")

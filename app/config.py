@@ -1,6 +1,7 @@
 """Settings, read once from the environment."""
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +17,15 @@ def _tokens(raw: str) -> dict[str, str]:
             raise ValueError(f"INFRAGRAPH_API_TOKENS: expected name:token, got {item!r}")
         tokens[token] = name
     return tokens
+
+
+def _positive(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {raw!r}")
+    return int(raw)
 
 
 @dataclass(frozen=True)
@@ -34,8 +44,10 @@ class Settings:
         return cls(
             database_url=env.get("DATABASE_URL") or None,
             home=Path(env.get("INFRAGRAPH_HOME", ".infragraph")),
-            max_state_bytes=int(env.get("INFRAGRAPH_MAX_STATE_BYTES", 256 * MIB)),
-            max_document_bytes=int(env.get("INFRAGRAPH_MAX_DOCUMENT_BYTES", 64 * MIB)),
+            max_state_bytes=_positive(env, "INFRAGRAPH_MAX_STATE_BYTES", cls.max_state_bytes),
+            max_document_bytes=_positive(
+                env, "INFRAGRAPH_MAX_DOCUMENT_BYTES", cls.max_document_bytes
+            ),
             api_tokens=_tokens(env.get("INFRAGRAPH_API_TOKENS", "")),
             public_schema=env.get("INFRAGRAPH_PUBLIC_SCHEMA", "1") not in ("0", "false", "no"),
             statement_timeout_ms=int(env.get("INFRAGRAPH_STATEMENT_TIMEOUT_MS", 30_000)),

@@ -19,6 +19,7 @@ import asyncpg
 import zstandard
 from pyfastcdc import FastCDC
 
+from app import db
 from app.config import MIB
 
 KIB = 1024
@@ -132,7 +133,7 @@ async def delete_unreferenced_chunks(conn: asyncpg.Connection, state_id: UUID) -
         # row commits. Taken in a statement of its own, so that the DELETE's snapshot,
         # taken after it, sees every version committed before.
         await conn.execute("SELECT 1 FROM states WHERE id = $1 FOR UPDATE", state_id)
-        return await conn.fetchval(
+        deleted: int = await conn.fetchval(
             """WITH listed AS (SELECT DISTINCT unnest(raw_chunks) AS hash
                                FROM state_versions WHERE state_id = $1),
                     gone AS (DELETE FROM raw_state_chunks c
@@ -142,6 +143,7 @@ async def delete_unreferenced_chunks(conn: asyncpg.Connection, state_id: UUID) -
                SELECT count(*) FROM gone""",
             state_id,
         )
+    return deleted
 
 
 @dataclass(frozen=True)
@@ -211,7 +213,7 @@ async def stream_raw(pool: asyncpg.Pool, version: RawVersion) -> AsyncIterator[b
     """The bytes of `version`, a piece at a time; no connection is held between pieces
     (so none while the client reads). Raises when the version is deleted meanwhile."""
     for start, stop in version.pieces():
-        async with pool.acquire() as conn:
+        async with db.connection(pool) as conn:
             piece = await _read_piece(conn, version, start, stop)
         if piece is None:  # cut the response short, visibly
             raise RuntimeError(f"state version {version.version_id} was deleted while being sent")
@@ -225,7 +227,7 @@ async def _read_piece(
     None when the version or one of those chunks is gone."""
     if version.chunk_lengths is None:
         # uncompressed (0004), so substring() reads only the TOAST chunks of its slice
-        return await conn.fetchval(
+        inline: bytes | None = await conn.fetchval(
             """SELECT substring(raw_state FROM $3 FOR $4) FROM state_versions
                WHERE state_id = $1 AND id = $2""",
             version.state_id,
@@ -233,6 +235,7 @@ async def _read_piece(
             start + 1,
             stop - start,
         )
+        return inline
     rows = await conn.fetch(
         # `$3 : $4` spaced: unspaced, sqlglot (tests/api/test_distribution.py) reads a
         # dollar quote

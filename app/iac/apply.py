@@ -13,15 +13,15 @@ from typing import Any
 import asyncpg
 
 from app.catalog import resources, tables
+from app.catalog.kinds import system_tag
 from app.catalog.records import insert_records_by_key, list_records_by_key
 from app.errors import BadInput
-from app.iac.document import canonical, qualify
-from app.iac.fields import column_key, system_tag
-from app.iac.plan import KIND_ORDER, Plan, RecordStep, Step
+from app.iac.exactjson import canonical
+from app.iac.fields import column_key
+from app.iac.model import qualify
+from app.iac.plan import KIND_RANK, Plan, RecordStep, Step
 from app.iac.state import StateRow, replace_rows
 from app.jsonutil import dumps
-
-_RANK = {kind: rank for rank, kind in enumerate(KIND_ORDER)}
 
 
 class _Ids:
@@ -120,7 +120,7 @@ async def apply_plan(
     dead_tables: set[str] = set()
 
     for step in sorted(
-        (s for s in plan.steps if s.action == "delete"), key=lambda s: -_RANK[s.kind]
+        (s for s in plan.steps if s.action == "delete"), key=lambda s: -KIND_RANK[s.kind]
     ):
         assert step.live_id is not None
         await resources.delete(conn, step.kind, step.live_id)
@@ -133,7 +133,7 @@ async def apply_plan(
         if step.action == "orphaned" and step.row is not None:
             deleted.add(step.row.key)
 
-    for step in sorted(plan.steps, key=lambda s: _RANK[s.kind]):
+    for step in sorted(plan.steps, key=lambda s: KIND_RANK[s.kind]):
         # declared present: create, update, move, adopt or noop (absent lines only delete)
         if step.line is None or step.line.absent or step.action in ("delete", "orphaned"):
             continue

@@ -13,8 +13,8 @@ Decisions where the spec is silent:
   a public read's view, each table of an insight selection). Anything else would
   reach into another system's resources or fail to plan; left out, it is merely
   "missing from the document", which changes nothing. Also left out, as the document
-  cannot express them: a grant whose principal is not a document principal, an
-  insight selection without tables.
+  cannot express them: a grant whose principal is not a document principal (the
+  catalog refuses those now; rows written before may hold one).
 - Refs: a resource keeps the ref of its state row in this system while that row still
   reads as this kind under the table's current ref. Any other resource gets a generated
   ref: the slug of its name (accents folded, lowercase, each run of other characters
@@ -49,20 +49,15 @@ from typing import Any, Final
 
 import asyncpg
 
+from app.catalog.kinds import SYSTEM_TAG_PREFIX
 from app.catalog.records import list_records_by_key
+from app.catalog.schema import PRINCIPAL, REF, Problems
 from app.catalog.snapshot import load_scope_snapshot
 from app.errors import BadInput
-from app.iac.document import (
-    COMMAND_REF,
-    PRINCIPAL,
-    REF,
-    SPEC_CHECKS,
-    SYSTEM,
-    TABLE_SPACE_KINDS,
-    canonical,
-    qualify,
-)
+from app.iac.exactjson import canonical
 from app.iac.fields import RefIndex, authored_live
+from app.iac.model import TABLE_SPACE_KINDS, qualify
+from app.iac.rules import COMMAND_REF, SPEC_FIELDS, SYSTEM
 from app.iac.state import StateRow, rows_of, state_map
 from app.jsonutil import dumps
 
@@ -70,7 +65,6 @@ VERSION: Final = 1
 # The options key a document allows per column type; every other key is left out.
 _OPTION_OF_TYPE: Final = {"select": "values", "reference": "target"}
 _SCALARS: Final = (str, int, float, bool)
-_RESERVED_TAG: Final = "system:"
 _SCOPE_KINDS: Final = ("command", "insight_selection")
 MaybeLine = dict[str, Any] | None  # a document line, or None: the resource is left out
 
@@ -115,17 +109,17 @@ def _spec(kind: str, live: Mapping[str, Any], refs: RefIndex, system: str) -> di
     """A resource's authored fields that a document can hold (see the module docstring)."""
     authored = authored_live(kind, live, refs, system)
     if kind == "table":
-        authored["tags"] = [t for t in authored["tags"] if not t.startswith(_RESERVED_TAG)]
+        authored["tags"] = [t for t in authored["tags"] if not t.startswith(SYSTEM_TAG_PREFIX)]
     elif kind == "column":
         allowed = _OPTION_OF_TYPE.get(live["type"])
         authored["options"] = {k: v for k, v in authored["options"].items() if k == allowed}
-    checks = SPEC_CHECKS[kind]
+    fields = SPEC_FIELDS[kind]
     spec = {}
     for name, value in authored.items():
-        problems: list[str] = []
+        problems = Problems(collect=True)
         if value is not None:
-            checks[name](value, name, problems)
-            if not problems:
+            fields[name].check(value, name, problems)
+            if not problems.messages:
                 spec[name] = value
     return spec
 
@@ -256,8 +250,6 @@ class _Export:
         }
 
     def _insight_selection(self, selection: Mapping[str, Any], table: str | None) -> MaybeLine:
-        if not selection["tables"]:
-            return None
         authored = authored_live("insight_selection", selection, self.refs, self.system)
         return {"kind": "insight_selection", "chatroom": selection["chatroom"], **authored}
 

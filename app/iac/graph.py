@@ -12,7 +12,7 @@ The store then uses the qualified ref itself as the address (`contacts.email`, n
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from app.iac.document import qualify
+from app.iac.model import qualify
 from app.iac.state import StateRow
 from app.jsonutil import dumps
 from app.tfstate import NormalizedState, parse_state

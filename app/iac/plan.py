@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from app.catalog.kinds import RESOURCE_KINDS
-from app.iac.document import Document, DocumentError, Line, LineError, canonical, qualify
+from app.iac.exactjson import canonical
 from app.iac.fields import (
     REQUIRED_ON_CREATE,
     RefIndex,
@@ -42,6 +42,7 @@ from app.iac.fields import (
     redact,
     same,
 )
+from app.iac.model import Document, DocumentError, Line, LineError, qualify
 from app.iac.state import StateRow, state_map
 
 # Dependency order, parents before children (the catalog's order): apply creates in
@@ -58,7 +59,7 @@ ACTIONS: Final = (
     "insert",
     "skip",
 )
-_RANK = {kind: rank for rank, kind in enumerate(KIND_ORDER)}
+KIND_RANK: Final = {kind: rank for rank, kind in enumerate(KIND_ORDER)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -514,7 +515,7 @@ class _Planner:
 
     def run(self) -> Plan:
         self._index_state_refs()
-        lines = sorted(self.doc.lines, key=lambda line: (_RANK[line.kind], line.line))
+        lines = sorted(self.doc.lines, key=lambda line: (KIND_RANK[line.kind], line.line))
         for line in lines:
             if line.kind == "table" and line.renamed_from is not None:
                 self.moved_tables[line.ref or ""] = line.renamed_from
@@ -525,7 +526,9 @@ class _Planner:
                 self._prebind(line)
         for line in lines:
             self._plan_line(line)
-        for _, row in sorted(self.state.items(), key=lambda i: (_RANK[i[1].resource_type], i[0])):
+        for _, row in sorted(
+            self.state.items(), key=lambda i: (KIND_RANK[i[1].resource_type], i[0])
+        ):
             if (
                 row.key not in self.used_rows
                 and self.live.get(row.resource_type, row.resource_id) is None

@@ -15,13 +15,15 @@ import asyncpg
 from app.catalog.records import list_records_by_key
 from app.catalog.scopes import scope_by_slug
 from app.catalog.snapshot import load_scope_snapshot
+from app.config import Settings
 from app.errors import AppError, BadInput, Conflict, StalePlan
 from app.graph import store
 from app.graph.events import append_event
 from app.iac.apply import apply_plan
-from app.iac.document import Document, DocumentError, parse_document
+from app.iac.document import parse_document
 from app.iac.export import export_scope
 from app.iac.graph import graph_state, state_name
+from app.iac.model import Document, DocumentError
 from app.iac.plan import Plan, PlanError, make_plan, record_tables
 from app.iac.state import StateRow, public_view, rows_of
 
@@ -34,9 +36,9 @@ class Applied:
     plan: Plan
 
 
-def _parse(document: bytes) -> Document:
+def _parse(document: bytes, max_bytes: int) -> Document:
     try:
-        return parse_document(document)
+        return parse_document(document, max_bytes=max_bytes)
     except DocumentError as exc:
         raise _rejected(exc) from None
 
@@ -60,8 +62,14 @@ async def _plan(
         raise _rejected(exc) from None
 
 
-async def plan(conn: asyncpg.Connection, scope: str, document: bytes) -> Plan:
-    doc = _parse(document)
+async def plan(
+    conn: asyncpg.Connection,
+    scope: str,
+    document: bytes,
+    *,
+    max_bytes: int = Settings.max_document_bytes,
+) -> Plan:
+    doc = _parse(document, max_bytes)
     async with conn.transaction(isolation="repeatable_read", readonly=True):
         scope_row = await scope_by_slug(conn, scope)
         result, _ = await _plan(conn, scope_row["id"], doc)
@@ -69,9 +77,15 @@ async def plan(conn: asyncpg.Connection, scope: str, document: bytes) -> Plan:
 
 
 async def apply(
-    conn: asyncpg.Connection, scope: str, document: bytes, plan_hash: str, *, actor: str
+    conn: asyncpg.Connection,
+    scope: str,
+    document: bytes,
+    plan_hash: str,
+    *,
+    actor: str,
+    max_bytes: int = Settings.max_document_bytes,
 ) -> Applied:
-    doc = _parse(document)
+    doc = _parse(document, max_bytes)
     async with conn.transaction():
         scope_row = await scope_by_slug(conn, scope)
         scope_id = scope_row["id"]

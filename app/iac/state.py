@@ -16,7 +16,6 @@ import asyncpg
 
 log = logging.getLogger("infragraph.iac")
 
-PUBLIC_FIELDS = ("system", "resource_type", "ref", "resource_id", "table_id", "updated_at")
 _COLUMNS = (
     "scope_id",
     "system",

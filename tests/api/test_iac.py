@@ -223,6 +223,7 @@ async def _infragraph(
     return process.returncode, out.decode(), err.decode()
 
 
+@pytest.mark.slow
 async def test_cli_plan_apply_and_export_round_trip(http, database_url, tmp_path) -> None:
     path = tmp_path / "crm.jsonl"
     path.write_text(DOCUMENT)

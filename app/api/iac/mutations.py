@@ -22,14 +22,22 @@ class IacMutation:
         description="What applying the document to the scope would change; writes nothing."
     )
     async def plan(self, info: Info, scope: str, document: str) -> Plan:
-        return Plan.of(await info.context.read(service.plan, scope, _utf8(document)))
+        limit = info.context.settings.max_document_bytes
+        return Plan.of(
+            await info.context.with_conn(service.plan, scope, _utf8(document), max_bytes=limit)
+        )
 
     @strawberry.mutation(
         description="Apply the document, if it still plans to `hash` (else STALE_PLAN), in one "
         "transaction, and record it as a new version of the state iac:{scope}/{system}."
     )
     async def apply(self, info: Info, scope: str, document: str, hash: str) -> ApplyResult:
-        applied = await info.context.read(
-            service.apply, scope, _utf8(document), hash, actor=info.context.actor
+        applied = await info.context.with_conn(
+            service.apply,
+            scope,
+            _utf8(document),
+            hash,
+            actor=info.context.actor,
+            max_bytes=info.context.settings.max_document_bytes,
         )
         return ApplyResult.of(applied)

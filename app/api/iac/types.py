@@ -107,7 +107,7 @@ class ApplyResult:
         "writes none: the current one). Follow it to resources, diff, events."
     )
     async def version(self, info: Info) -> StateVersion:
-        state = await info.context.read(queries.state_by_name, self.state_name)
+        state = await info.context.with_conn(queries.state_by_name, self.state_name)
         row = await info.context.graph.version_at.load((state["state_id"], self.serial))
         return version_of(row)
 
