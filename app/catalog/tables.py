@@ -137,3 +137,15 @@ async def mark_managed(
         list(ids),
         list(refs),
     )
+
+
+async def release_managed(conn: asyncpg.Connection, system: str, table_ids: Sequence[str]) -> None:
+    """IaC release: the tables lose the tag `system:S` and settings.iac when `system`
+    holds them (tables that no longer exist are skipped)."""
+    await conn.execute(
+        """UPDATE tables SET tags = array_remove(tags, $1), settings = settings - 'iac'
+           WHERE id = ANY($3::uuid[]) AND settings -> 'iac' ->> 'system' = $2""",
+        f"system:{system}",
+        system,
+        list(table_ids),
+    )

@@ -23,8 +23,10 @@ Decisions where the spec is silent:
   trigger, a view without one); a public read's own `ref` stands for its name. On
   collision `_2`, `_3`, ... Generated refs never take a ref of this system's state,
   orphaned ones included (reusing one would bind the resource to a dead ID), nor the
-  reserved `client_access`. They are given in snapshot order: kinds in catalog order
-  (tables, columns, rules, triggers, views, ...), each kind in creation order.
+  reserved `client_access`, nor the live ref of a public read of the same table (its
+  identity, by which plan adopts it: the other kinds step aside). They are given in
+  snapshot order: kinds in catalog order (tables, columns, rules, triggers, views, ...),
+  each kind in creation order.
 - Fields: each resource's authored fields (`fields.authored_live`), without null ones
   and without values the document cannot hold (e.g. a view filter that is a number;
   column options other than a select's `values` or a reference's `target`); `system:*`
@@ -148,6 +150,9 @@ class _Export:
         survivors, _ = state_map(own)
         self.state = {row.resource_id: row for row in survivors.values()}
         self.taken = {row.ref for row in own}  # qualified refs generated ones must avoid
+        # table ID -> its public reads' own refs: their identity (plan adopts a public read
+        # by its ref), so other kinds of the table never take them
+        self.reserved: dict[str, set[str]] = {}
         self.refs = RefIndex()
         self.table_lines: dict[str, list[dict[str, Any]]] = {}  # table ID -> its lines
         self.scope_lines: list[dict[str, Any]] = []
@@ -200,9 +205,14 @@ class _Export:
             if row.ref.startswith(prefix) and pattern.fullmatch(local):
                 return local
         base = generated_ref(kind, resource)
+        reserved = (
+            self.reserved.get(resource["table_id"], set()) if kind != "public_read" else set()
+        )
         ref, count = base, 1
-        while qualified(ref) in self.taken or (
-            kind in TABLE_SPACE_KINDS and ref == "client_access"
+        while (
+            qualified(ref) in self.taken
+            or ref in reserved
+            or (kind in TABLE_SPACE_KINDS and ref == "client_access")
         ):
             count += 1
             ref = f"{base}_{count}"
@@ -315,6 +325,9 @@ def export_document(
     if not SYSTEM.fullmatch(system):
         raise BadInput(f"system {system!r} must match {SYSTEM.pattern}", {"system": system})
     export = _Export(system, rows)
+    for resource in snapshot:
+        if resource["kind"] == "public_read" and REF.fullmatch(resource["ref"]):
+            export.reserved.setdefault(resource["table_id"], set()).add(resource["ref"])
     for resource in snapshot:
         export.add(resource)
     lines: list[dict[str, Any]] = [{"kind": "header", "system": system, "version": VERSION}]

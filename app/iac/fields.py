@@ -13,7 +13,7 @@ from typing import Any
 from app.catalog.kinds import SERVER_OWNED_SETTINGS, system_tag
 from app.iac.exactjson import canonical
 from app.iac.model import Line
-from app.iac.state import is_secret, strip_secrets
+from app.iac.state import is_secret, seal_secrets
 
 # The fields plan compares, per kind, in display order. A grant's principal, an insight
 # selection's chatroom and a public read's ref are identity (in the ref), not fields.
@@ -74,9 +74,9 @@ def desired_of(line: Line, system: str) -> dict[str, Any]:
     return {name: spec[name] for name in FIELDS[line.kind] if name in spec}
 
 
-def last_applied_of(desired: Mapping[str, Any]) -> dict[str, Any]:
-    """What state remembers of a declaration: its fields, secrets removed."""
-    return strip_secrets(dict(desired))
+def last_applied_of(desired: Mapping[str, Any], key: bytes) -> dict[str, Any]:
+    """What state remembers of a declaration: its fields, secrets as keyed hashes."""
+    return seal_secrets(dict(desired), key)
 
 
 @dataclass

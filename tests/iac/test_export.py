@@ -279,8 +279,9 @@ def test_generated_refs_are_slugs_with_suffixes_on_collision_in_creation_order()
     ]
     assert refs_of(exported, "rule") == ["contacts.rule", "contacts.rule_2"]
     assert refs_of(exported, "trigger") == ["contacts.trigger"]
-    assert refs_of(exported, "view") == ["contacts.active_3", "contacts.view"]
-    assert refs_of(exported, "public_read") == ["contacts.dir_main", "contacts.view_2"]
+    # a public read keeps its own ref (its identity): the unnamed view steps aside
+    assert refs_of(exported, "view") == ["contacts.active_3", "contacts.view_2"]
+    assert refs_of(exported, "public_read") == ["contacts.dir_main", "contacts.view"]
     assert refs_of(exported, "command") == ["sync", "sync_2", "c_42"]
 
 
@@ -339,8 +340,8 @@ def test_resources_of_other_systems_and_whatever_hangs_on_them_are_left_out() ->
     exported = export(snapshot, rows, records)
     assert refs_of(exported, "table") == ["contacts"]
     assert refs_of(exported, "column") == ["contacts.email"]
-    assert refs_of(exported, "view") == ["contacts.emails"]
-    assert refs_of(exported, "public_read") == ["contacts.emails_2"]
+    assert refs_of(exported, "view") == ["contacts.emails_2"]  # the public read keeps its ref
+    assert refs_of(exported, "public_read") == ["contacts.emails"]
     assert [line["chatroom"] for line in exported if line["kind"] == "insight_selection"] == [
         CHATROOM
     ]
