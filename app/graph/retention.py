@@ -22,6 +22,7 @@ import asyncpg
 
 from app.errors import BadInput
 from app.graph.events import append_event
+from app.graph.raw import delete_unreferenced_chunks
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,7 @@ async def prune_state(
         serials = sorted(r["serial"] for r in gone)
         counts = await conn.fetchrow(_DELETE_ORPHANS, state_id, serials[-1])
         result = Pruned(name, serials, counts["resources"], counts["edges"], counts["outputs"])
+        await delete_unreferenced_chunks(conn, state_id)
         await append_event(
             conn,
             state_name=name,
@@ -150,7 +152,5 @@ async def prune_state(
                 },
             },
         )
-    # The raw bytes go with their version rows today. At the merge of branch raw (shared
-    # chunks, app/graph/raw.py): call delete_unreferenced_chunks(conn, state_id) above,
-    # before the event, and count the chunks in Pruned and the event's detail.
+    # To do: count the deleted chunks in Pruned and the event's detail.
     return result
