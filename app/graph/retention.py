@@ -34,6 +34,7 @@ class Pruned:
     resources: int
     edges: int
     outputs: int
+    chunks: int  # raw-byte chunks no remaining version uses
 
 
 # The rows of `alias` (a resources, edges or outputs row) that a version of their state
@@ -133,8 +134,10 @@ async def prune_state(
             return None
         serials = sorted(r["serial"] for r in gone)
         counts = await conn.fetchrow(_DELETE_ORPHANS, state_id, serials[-1])
-        result = Pruned(name, serials, counts["resources"], counts["edges"], counts["outputs"])
-        await delete_unreferenced_chunks(conn, state_id)
+        chunks = await delete_unreferenced_chunks(conn, state_id)
+        result = Pruned(
+            name, serials, counts["resources"], counts["edges"], counts["outputs"], chunks
+        )
         await append_event(
             conn,
             state_name=name,
@@ -149,8 +152,8 @@ async def prune_state(
                     "resources": result.resources,
                     "edges": result.edges,
                     "outputs": result.outputs,
+                    "chunks": result.chunks,
                 },
             },
         )
-    # To do: count the deleted chunks in Pruned and the event's detail.
     return result
