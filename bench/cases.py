@@ -656,7 +656,7 @@ async def storage_case(env: Env) -> Result:
     )
 
 
-HISTORY_RESOURCE = 100  # the instance storage_case changes in every version
+HISTORY_RESOURCE = 1  # the resource whose first instance storage_case changes every version
 
 _DIFF_QUERY = """query($state: String!, $against: Int!) {
   state(name: $state) { currentVersion { serial
