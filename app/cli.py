@@ -1,4 +1,5 @@
-"""The `infragraph` command: serve, migrate, import, export; IaC plan, apply, export-iac."""
+"""The `infragraph` command: serve, migrate, import, export; IaC plan, apply, export-iac;
+policy create, list, delete."""
 
 import argparse
 import asyncio
@@ -13,6 +14,7 @@ import asyncpg
 from app import db, jsonutil
 from app.config import Settings
 from app.errors import AppError
+from app.graph import policies
 from app.graph.store import export_state, write_version
 from app.iac import service
 from app.iac.document import LineError
@@ -94,7 +96,8 @@ def _counts(summary: dict[str, int]) -> str:
 
 def render_plan(plan: Plan) -> str:
     """The plan for a reviewer: summary, each action that changes something with its
-    fields (noop and skip are only counted), warnings, and the hash to apply last."""
+    fields (noop and skip are only counted), warnings, the policy violations it would
+    open, and the hash to apply last."""
     lines = [f"system: {plan.system}", f"summary: {_counts(plan.summary)}"]
     for action in plan.actions:
         if action.action in ("noop", "skip"):
@@ -108,6 +111,11 @@ def render_plan(plan: Plan) -> str:
             for c in action.changes
         ]
     lines += [f"warning: {warning}" for warning in plan.warnings]
+    lines += [
+        f"violation: {v.address} would violate policy {v.policy} ({v.severity}"
+        + (", enforced: apply will refuse)" if v.enforce else ")")
+        for v in plan.violations
+    ]
     lines.append(f"hash: {plan.hash}")
     return "\n".join(lines) + "\n"
 
@@ -130,6 +138,80 @@ async def apply(settings: Settings, scope: str, plan_hash: str, file: str) -> No
 async def export_iac(settings: Settings, scope: str, system: str) -> None:
     document = await _with_conn(settings, lambda conn: service.export(conn, scope, system))
     sys.stdout.buffer.write(document)
+
+
+# --- policies: `infragraph policy create | list | delete` (self-contained) ----------------
+
+
+def _policy_parser(commands: Any) -> None:
+    policy = commands.add_parser("policy", help="saved checks run on every write")
+    actions = policy.add_subparsers(dest="policy_command", required=True)
+    create = actions.add_parser("create", help="save a policy and evaluate it on every state")
+    create.add_argument("name")
+    create.add_argument(
+        "--type", dest="resource_type", required=True, help="glob over resource types (aws_*)"
+    )
+    create.add_argument(
+        "--condition", required=True, help="SQL/JSON path predicate: '$.acl == \"public-read\"'"
+    )
+    create.add_argument(
+        "--severity", choices=[s.value for s in policies.Severity], default="warning"
+    )
+    create.add_argument("--states", help="glob over state names (default: every state)")
+    create.add_argument("--provider", help="glob over provider addresses (default: any)")
+    create.add_argument("--description", default="")
+    create.add_argument(
+        "--enforce", action="store_true", help="refuse IaC applies that would violate it"
+    )
+    actions.add_parser("list", help="the policies, with their open violations")
+    delete = actions.add_parser("delete", help="delete a policy and its violations")
+    delete.add_argument("name")
+
+
+async def _open_violations(conn: asyncpg.Connection, name: str) -> int:
+    page = await policies.list_violations(conn, state=None, policy=name, open=True, first=0)
+    return page.total or 0
+
+
+async def policy(settings: Settings, args: argparse.Namespace) -> None:
+    async def work(conn: asyncpg.Connection) -> None:
+        if args.policy_command == "create":
+            spec = policies.PolicySpec(
+                name=args.name,
+                resource_type=args.resource_type,
+                condition=args.condition,
+                severity=policies.Severity(args.severity),
+                description=args.description,
+                states=args.states,
+                provider=args.provider,
+                enforce=args.enforce,
+            )
+            await policies.create_policy(conn, spec, actor=CLI_ACTOR)
+            print(f"created: {args.name} ({await _open_violations(conn, args.name)} open)")
+        elif args.policy_command == "delete":
+            await policies.delete_policy(conn, args.name)
+            print(f"deleted: {args.name}")
+        else:
+            after = None
+            while True:
+                page = await policies.list_policies(conn, first=1000, after=after)
+                for r in page.rows:
+                    scope = " ".join(
+                        f"{what}={r[f'policy_{what}']}"
+                        for what in ("resource_type", "states", "provider")
+                        if r[f"policy_{what}"] is not None
+                    )
+                    enforce = " enforce" if r["policy_enforce"] else ""
+                    open_ = await _open_violations(conn, r["policy_name"])
+                    print(
+                        f"{r['policy_name']}\t{r['policy_severity']}{enforce}\t{scope}\t"
+                        f"{r['policy_condition']}\t{open_} open"
+                    )
+                if not page.has_next:
+                    break
+                after = page.keys[-1]
+
+    await _with_conn(settings, work)
 
 
 def _error_lines(exc: AppError) -> list[str]:
@@ -177,6 +259,7 @@ def _parser() -> argparse.ArgumentParser:
     exi = commands.add_parser("export-iac", help="print a system's resources as an IaC document")
     exi.add_argument("--scope", required=True, help="the scope's slug")
     exi.add_argument("--system", required=True)
+    _policy_parser(commands)
     return parser
 
 
@@ -200,6 +283,8 @@ def main(argv: list[str] | None = None) -> int:
             asyncio.run(apply(settings, args.scope, args.hash, args.file))
         elif args.command == "export-iac":
             asyncio.run(export_iac(settings, args.scope, args.system))
+        elif args.command == "policy":
+            asyncio.run(policy(settings, args))
     except AppError as exc:
         for line in _error_lines(exc):
             print(f"infragraph: {line}", file=sys.stderr)

@@ -13,6 +13,7 @@ from uuid import UUID
 import asyncpg
 
 from app.errors import BadInput, Conflict, NotFound
+from app.graph import policies
 from app.graph.events import append_event
 from app.graph.ids import time_ordered_ids
 from app.graph.queries import valid_at
@@ -49,6 +50,8 @@ class Written:
     version_id: UUID
     serial: int
     created: bool  # False when the very same body was already stored at that serial
+    # the policy violations the write opened and resolved
+    violations: tuple[policies.Finding, ...] = ()
 
 
 async def ensure_state(conn: asyncpg.Connection, name: str, kind: str = "terraform") -> UUID:
@@ -146,7 +149,16 @@ async def write_version(
                 **(detail or {}),
             },
         )
-    return Written(state_id, version_id, state.serial, created=True)
+        found = await policies.check_write(
+            conn,
+            state_id,
+            name,
+            state.serial,
+            inserted=changes.inserted,
+            closed=changes.closed,
+            actor=actor,
+        )
+    return Written(state_id, version_id, state.serial, created=True, violations=tuple(found))
 
 
 async def _insert_version(
@@ -179,11 +191,14 @@ async def _insert_version(
 
 @dataclass(frozen=True)
 class RowChanges:
-    """What a write did to the rows of the current version (instances by address)."""
+    """What a write did to the rows of the current version (instances by address), and
+    the ids of the rows it inserted (added or changed) and closed (removed or replaced)."""
 
     added: int
     changed: int
     removed: int
+    inserted: list[UUID]
+    closed: list[UUID]
 
     def summary(self) -> dict[str, int]:
         return {"added": self.added, "changed": self.changed, "removed": self.removed}
@@ -272,7 +287,7 @@ async def _write_rows(
                 records=edges,
             )
     await _write_outputs(conn, state_id, version_id, state)
-    return RowChanges(len(new_rows) - changed, changed, len(closed) - changed)
+    return RowChanges(len(new_rows) - changed, changed, len(closed) - changed, new_ids, closed)
 
 
 _RESOURCE_COPY_COLUMNS = (

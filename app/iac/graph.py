@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from app.iac.document import qualify
+from app.iac.plan import Plan
 from app.iac.state import StateRow
 from app.jsonutil import dumps
 from app.tfstate import NormalizedState, parse_state
@@ -20,6 +21,10 @@ from app.tfstate import NormalizedState, parse_state
 
 def state_name(scope_slug: str, system: str) -> str:
     return f"iac:{scope_slug}/{system}"
+
+
+def provider_of(system: str) -> str:
+    return f'provider["infragraph/iac/{system}"]'
 
 
 def _references(row: StateRow, table_refs: Mapping[str, str]) -> list[tuple[str, str]]:
@@ -67,7 +72,7 @@ def graph_state(
                 "mode": "managed",
                 "type": row.resource_type,
                 "name": row.ref,
-                "provider": f'provider["infragraph/iac/{system}"]',
+                "provider": provider_of(system),
                 "instances": [instance],
             }
         )
@@ -81,3 +86,31 @@ def graph_state(
         for instance, row in zip(state.instances, ordered, strict=True)
     ]
     return body, state
+
+
+def planned_instances(plan: Plan, rows: Sequence[StateRow]) -> list[dict[str, Any]]:
+    """The instances (address, type, provider, attributes) of the resources `plan`
+    declares present, as an apply would write them to the system's graph state, as far
+    as a plan knows them: a resource it creates has no ID yet (null)."""
+    tables = {
+        r.ref: r.resource_id
+        for r in rows
+        if r.system == plan.system and r.resource_type == "table"
+    }
+    tables.update({s.ref: s.live_id for s in plan.steps if s.kind == "table" and s.live_id})
+    planned = []
+    for step in plan.steps:
+        line = step.line
+        if line is None or line.absent or step.action in ("delete", "orphaned"):
+            continue
+        table_id = step.live_id if step.kind == "table" else tables.get(line.table or "")
+        attributes = {**step.remembered, "id": step.live_id, "table_id": table_id}
+        planned.append(
+            {
+                "address": step.ref,
+                "type": step.kind,
+                "provider": provider_of(plan.system),
+                "attributes": attributes,
+            }
+        )
+    return planned

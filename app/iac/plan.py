@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from app.catalog.kinds import RESOURCE_KINDS
+from app.graph.policies import Finding
 from app.iac.document import Document, DocumentError, Line, LineError, canonical, qualify
 from app.iac.fields import (
     REQUIRED_ON_CREATE,
@@ -112,6 +113,8 @@ class Plan:
     warnings: tuple[str, ...]
     steps: tuple[Step, ...] = field(default=(), repr=False, compare=False)
     records: tuple[RecordStep, ...] = field(default=(), repr=False, compare=False)
+    # the policy violations applying it would open (filled by the service, not hashed)
+    violations: tuple[Finding, ...] = field(default=(), compare=False)
 
     @property
     def changes_anything(self) -> bool:

@@ -6,6 +6,7 @@ STALE_PLAN when the hash differs from the reviewed one; then live changes, recor
 state rows, server-owned settings and the graph version commit together or not at all.
 """
 
+import dataclasses
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -16,12 +17,12 @@ from app.catalog.records import list_records_by_key
 from app.catalog.scopes import scope_by_slug
 from app.catalog.snapshot import load_scope_snapshot
 from app.errors import AppError, BadInput, Conflict, StalePlan
-from app.graph import store
+from app.graph import policies, store
 from app.graph.events import append_event
 from app.iac.apply import apply_plan
 from app.iac.document import Document, DocumentError, parse_document
 from app.iac.export import export_scope
-from app.iac.graph import graph_state, state_name
+from app.iac.graph import graph_state, planned_instances, state_name
 from app.iac.plan import Plan, PlanError, make_plan, record_tables
 from app.iac.state import StateRow, public_view, rows_of
 
@@ -61,11 +62,17 @@ async def _plan(
 
 
 async def plan(conn: asyncpg.Connection, scope: str, document: bytes) -> Plan:
+    """The plan, with the policy violations applying it would open (those of enforced
+    policies will refuse the apply)."""
     doc = _parse(document)
     async with conn.transaction(isolation="repeatable_read", readonly=True):
         scope_row = await scope_by_slug(conn, scope)
-        result, _ = await _plan(conn, scope_row["id"], doc)
-        return result
+        result, rows = await _plan(conn, scope_row["id"], doc)
+        if not result.changes_anything:  # its apply writes no graph version
+            return result
+        planned = planned_instances(result, rows)
+        found = await policies.preview(conn, state_name(scope, doc.system), planned)
+        return dataclasses.replace(result, violations=tuple(found))
 
 
 async def apply(
@@ -106,6 +113,7 @@ async def apply(
         written = await store.write_version(
             conn, name, body, actor=actor, action="apply", kind="iac", state=state, detail=detail
         )
+        policies.refuse_enforced(written.violations)  # rolls the whole apply back
         return Applied(name, written.serial, fresh.summary, fresh)
 
 
