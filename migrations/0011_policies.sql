@@ -34,11 +34,13 @@ CREATE TABLE policies (
 );
 
 -- Graph rows carry state_id (the distribution column, README "Scaling out"); so do
--- these. A violation goes with its state and with its policy.
+-- these. A violation goes with its state (store.delete_state) and with its policy
+-- (policies.delete_policy); no foreign keys: a big first write may open hundreds of
+-- thousands, and per-row checks would cost more than the rows.
 CREATE TABLE policy_violations (
     id           uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-    state_id     uuid NOT NULL REFERENCES states (id) ON DELETE CASCADE,
-    policy_id    uuid NOT NULL REFERENCES policies (id) ON DELETE CASCADE,
+    state_id     uuid NOT NULL,
+    policy_id    uuid NOT NULL,
     address      text NOT NULL,
     serial_from  bigint NOT NULL,  -- first seen
     serial_to    bigint,           -- resolved; NULL while open

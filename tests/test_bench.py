@@ -20,6 +20,8 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
         "plan",
         "change",
         "storage",
+        "policies, write",
+        "policies, new",
     }
     for result in results:
         assert result.candidate_s > 0

@@ -219,10 +219,7 @@ resolved AS (
 opened AS (
     INSERT INTO policy_violations (state_id, policy_id, address, serial_from, opened_by)
     SELECT h.state_id, h.policy_id, h.address, h.serial, {actor} FROM hits h
-    WHERE NOT EXISTS (
-        SELECT 1 FROM policy_violations pv
-        WHERE pv.state_id = h.state_id AND pv.address = h.address
-          AND pv.policy_id = h.policy_id AND pv.serial_to IS NULL)
+    ON CONFLICT (state_id, address, policy_id) WHERE serial_to IS NULL DO NOTHING  -- open
     RETURNING state_id, policy_id, address, serial_from AS serial),
 changes AS (
     SELECT true AS opened, * FROM opened UNION ALL SELECT false, * FROM resolved),
@@ -250,17 +247,23 @@ def _recorded(evaluation: str, *, actor: str) -> str:
 _CHECK_WRITE = _recorded(
     """WITH pol AS (
     SELECT id, path, type_like, provider_like FROM policies WHERE $2 LIKE states_like),
+inserted AS MATERIALIZED (  -- each row's view once, whatever the number of policies
+    SELECT r.state_id, r.address, r.type, r.provider,
+           policy_view(r.attributes, r.sensitive_attributes) AS viewed
+    FROM resources r WHERE r.state_id = $1 AND r.id = ANY($4::uuid[])),
 hits AS (
     SELECT r.state_id, pol.id AS policy_id, r.address, $3::bigint AS serial
-    FROM resources r JOIN pol ON r.type LIKE pol.type_like AND r.provider LIKE pol.provider_like
-    WHERE r.state_id = $1 AND r.id = ANY($4::uuid[])
-      AND policy_view(r.attributes, r.sensitive_attributes) @@ pol.path),
+    FROM inserted r JOIN pol ON r.type LIKE pol.type_like AND r.provider LIKE pol.provider_like
+    WHERE r.viewed @@ pol.path),
 stale AS (
-    SELECT pv.id, pv.state_id, $3::bigint AS serial FROM policy_violations pv
-    WHERE pv.state_id = $1 AND pv.serial_to IS NULL
-      AND pv.address IN (SELECT address FROM resources
-                         WHERE state_id = $1 AND id = ANY($4::uuid[] || $5::uuid[]))
-      AND NOT EXISTS (SELECT 1 FROM hits h
+    SELECT pv.id, pv.state_id, $3::bigint AS serial
+    FROM (SELECT DISTINCT address FROM resources
+          WHERE state_id = $1 AND id = ANY($4::uuid[] || $5::uuid[])) touched
+    CROSS JOIN LATERAL (
+        SELECT v.id, v.state_id, v.policy_id, v.address FROM policy_violations v
+        WHERE v.state_id = $1 AND v.address = touched.address AND v.serial_to IS NULL
+        OFFSET 0) pv  -- probed by address, whatever the estimates of a young table
+    WHERE NOT EXISTS (SELECT 1 FROM hits h
                       WHERE h.policy_id = pv.policy_id AND h.address = pv.address))""",
     actor="$6",
 )
@@ -466,7 +469,12 @@ async def delete_policy(conn: asyncpg.Connection, name: str) -> asyncpg.Record:
     async with conn.transaction():
         await conn.execute(_LOCK)
         record = await _locked_row(conn, name)
-        await conn.execute("DELETE FROM policies WHERE id = $1", record["policy_id"])
+        await conn.execute(
+            """WITH gone AS (DELETE FROM policy_violations pv
+                             USING states s WHERE s.id = pv.state_id AND pv.policy_id = $1)
+               DELETE FROM policies WHERE id = $1""",
+            record["policy_id"],
+        )
     return record
 
 

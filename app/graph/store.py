@@ -461,6 +461,7 @@ async def delete_state(conn: asyncpg.Connection, state_id: UUID, name: str, *, a
         """WITH edges AS (DELETE FROM resource_dependencies WHERE state_id = $1),
                 rows AS (DELETE FROM resources WHERE state_id = $1),
                 outs AS (DELETE FROM outputs WHERE state_id = $1),
+                viol AS (DELETE FROM policy_violations WHERE state_id = $1),
                 gone AS (DELETE FROM states WHERE id = $1)
            SELECT count(*) FROM state_versions WHERE state_id = $1""",
         state_id,

@@ -93,9 +93,7 @@ def planned_instances(plan: Plan, rows: Sequence[StateRow]) -> list[dict[str, An
     declares present, as an apply would write them to the system's graph state, as far
     as a plan knows them: a resource it creates has no ID yet (null)."""
     tables = {
-        r.ref: r.resource_id
-        for r in rows
-        if r.system == plan.system and r.resource_type == "table"
+        r.ref: r.resource_id for r in rows if r.system == plan.system and r.resource_type == "table"
     }
     tables.update({s.ref: s.live_id for s in plan.steps if s.kind == "table" and s.live_id})
     planned = []

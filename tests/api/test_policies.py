@@ -27,7 +27,8 @@ POLICIES = """query($first: Int, $after: String) {
     totalCount pageInfo { hasNextPage endCursor } edges { node { name severity } }
   }
 }"""
-VIOLATIONS = """query($state: String, $policy: String, $open: Boolean, $first: Int, $after: String) {
+VIOLATIONS = """query($state: String, $policy: String, $open: Boolean, $first: Int,
+                     $after: String) {
   violations(state: $state, policy: $policy, open: $open, first: $first, after: $after) {
     totalCount
     pageInfo { hasNextPage endCursor }

@@ -305,7 +305,9 @@ async def test_a_condition_naming_a_path_a_state_marks_sensitive_is_refused(
     )
     for condition in ('$.input.pin == "1234"', '$.labels.badge == "7"'):
         spec = PolicySpec(name="peek", resource_type="terraform_*", condition=condition)
-        with pytest.raises(BadInput, match="terraform_data.door in state prod/app marks sensitive"):
+        with pytest.raises(
+            BadInput, match=r"terraform_data\.door in state prod/app marks sensitive"
+        ):
             await policies.create_policy(conn, spec, actor="admin")
     # the same key elsewhere, or a type the policy does not cover: nothing sensitive named
     other = PolicySpec(name="other", resource_type="aws_*", condition='$.input.pin == "1234"')

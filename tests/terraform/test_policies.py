@@ -65,5 +65,5 @@ async def test_a_violating_apply_is_stored_and_the_fixing_apply_resolves_it(
         name="peek", resource_type="terraform_data", condition="$.input.value.pin == 1"
     )
     async with pool.acquire() as conn:
-        with pytest.raises(BadInput, match="terraform_data.vault in state team/policy marks"):
+        with pytest.raises(BadInput, match=r"terraform_data\.vault in state team/policy marks"):
             await policies.create_policy(conn, peek, actor="admin")
