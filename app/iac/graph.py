@@ -12,7 +12,8 @@ The store then uses the qualified ref itself as the address (`contacts.email`, n
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from app.iac.document import qualify
+from app.iac.fields import redact
+from app.iac.model import qualify
 from app.iac.plan import Plan
 from app.iac.state import StateRow
 from app.jsonutil import dumps
@@ -60,7 +61,7 @@ def graph_state(
             f"{kind}.{ref}" for kind, ref in _references(row, table_refs) if (kind, ref) in present
         ]
         attributes: dict[str, Any] = {
-            **row.last_applied_spec,
+            **redact(row.last_applied_spec),  # not even the keyed hashes of secrets
             "id": row.resource_id,
             "table_id": row.table_id,
         }
@@ -90,25 +91,29 @@ def graph_state(
 
 def planned_instances(plan: Plan, rows: Sequence[StateRow]) -> list[dict[str, Any]]:
     """The instances (address, type, provider, attributes) of the resources `plan`
-    declares present, as an apply would write them to the system's graph state, as far
-    as a plan knows them: a resource it creates has no ID yet (null)."""
+    declares present, and of the undeclared ones that follow a renamed table, as an
+    apply would write them to the system's graph state (see `graph_state`), as far as a
+    plan knows them: a resource it creates has no ID yet (null)."""
     tables = {
         r.ref: r.resource_id for r in rows if r.system == plan.system and r.resource_type == "table"
     }
     tables.update({s.ref: s.live_id for s in plan.steps if s.kind == "table" and s.live_id})
-    planned = []
+    planned: list[tuple[str, str, Mapping[str, Any], str | None, str | None]] = [
+        (ref, row.resource_type, row.last_applied_spec, row.resource_id, row.table_id)
+        for row, ref in plan.follows
+    ]
     for step in plan.steps:
         line = step.line
         if line is None or line.absent or step.action in ("delete", "orphaned"):
             continue
         table_id = step.live_id if step.kind == "table" else tables.get(line.table or "")
-        attributes = {**step.remembered, "id": step.live_id, "table_id": table_id}
-        planned.append(
-            {
-                "address": step.ref,
-                "type": step.kind,
-                "provider": provider_of(plan.system),
-                "attributes": attributes,
-            }
-        )
-    return planned
+        planned.append((step.ref, step.kind, step.remembered, step.live_id, table_id))
+    return [
+        {
+            "address": address,
+            "type": kind,
+            "provider": provider_of(plan.system),
+            "attributes": {**redact(spec), "id": resource_id, "table_id": table_id},
+        }
+        for address, kind, spec, resource_id, table_id in planned
+    ]

@@ -11,6 +11,7 @@ import random
 import uuid
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -161,6 +162,7 @@ def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
     return versions
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(history=histories())
 async def test_random_histories_export_every_serial_as_posted(pool, history) -> None:
