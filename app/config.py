@@ -28,6 +28,15 @@ def _positive(env: Mapping[str, str], name: str, default: int) -> int:
     return int(raw)
 
 
+def _keep_last(raw: str) -> int | None:
+    if not raw.strip():
+        return None
+    keep_last = int(raw)
+    if keep_last < 1:
+        raise ValueError(f"INFRAGRAPH_PRUNE_KEEP_LAST: at least 1 (the current version): {raw!r}")
+    return keep_last
+
+
 @dataclass(frozen=True)
 class Settings:
     database_url: str | None = None
@@ -38,6 +47,7 @@ class Settings:
     public_schema: bool = True
     statement_timeout_ms: int = 30_000
     secret_key: str | None = None  # IaC's key for hashes of secrets; None: the database's
+    prune_keep_last: int | None = None  # None: keep every version
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -53,4 +63,5 @@ class Settings:
             public_schema=env.get("INFRAGRAPH_PUBLIC_SCHEMA", "1") not in ("0", "false", "no"),
             statement_timeout_ms=int(env.get("INFRAGRAPH_STATEMENT_TIMEOUT_MS", 30_000)),
             secret_key=env.get("INFRAGRAPH_SECRET_KEY") or None,
+            prune_keep_last=_keep_last(env.get("INFRAGRAPH_PRUNE_KEEP_LAST", "")),
         )

@@ -93,8 +93,11 @@ def migration_files(directory: Path = MIGRATIONS_DIR) -> list[Path]:
     return sorted(directory.glob("[0-9][0-9][0-9][0-9]_*.sql"))
 
 
-async def migrate(conn: asyncpg.Connection, directory: Path = MIGRATIONS_DIR) -> list[str]:
-    """Apply pending migrations in order, each in its own transaction. Returns their names."""
+async def migrate(
+    conn: asyncpg.Connection, directory: Path = MIGRATIONS_DIR, *, until: int | None = None
+) -> list[str]:
+    """Apply pending migrations in order, each in its own transaction; with `until`, only
+    those numbered up to it (a database as an older release left it). Returns their names."""
     applied: list[str] = []
     await conn.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK_KEY)
     try:
@@ -107,6 +110,8 @@ async def migrate(conn: asyncpg.Connection, directory: Path = MIGRATIONS_DIR) ->
         for path in migration_files(directory):
             if path.name in done:
                 continue
+            if until is not None and int(path.name[:4]) > until:
+                break
             async with conn.transaction():
                 await conn.execute(path.read_text())
                 await conn.execute("INSERT INTO schema_migrations (name) VALUES ($1)", path.name)

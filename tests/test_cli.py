@@ -16,6 +16,9 @@ import pytest
 from app.jsonutil import dumps
 from bench.generate import generate_state
 from tests.api.test_iac import DOCUMENT, RESOURCE_LINES, SLUG
+from tests.graph.states import shared_history
+from tests.graph.test_history import exports_as_posted
+from tests.graph.test_retention import write_all
 from tests.live_server import LiveServer, server_fixture
 
 TOKEN = "s3cret-ci-token"
@@ -186,3 +189,16 @@ def test_states_import_export_and_locks(cli: Cli, tmp_path: Path) -> None:
 
 def _who(listing: str) -> Any:
     return re.search(r"locked by (\S+)", listing).group(1)  # type: ignore[union-attr]
+
+
+async def test_prune_through_the_api(cli: Cli, conn) -> None:
+    posted = await write_all(conn, "cli/net", shared_history())
+    await conn.execute("UPDATE state_versions SET created_at = now() - interval '2 days'")
+    args = ("prune", "--state", "cli/*", "--keep-last", "2", "--keep-days", "1")
+    code, out, err = cli(*args)
+    assert code == 0, err
+    assert out == "cli/net: pruned serials 1, 2, 3, 4 (2 resources, 5 edges, 0 outputs)\n"
+    await exports_as_posted(conn, "cli/net", {5: posted[5], 6: posted[6]})
+    code, out, _ = cli(*args)
+    assert code == 0 and "nothing to prune" in out
+    assert cli("prune", "--state", "x", "--keep-last", "0")[0] == 2  # usage

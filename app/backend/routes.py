@@ -93,7 +93,13 @@ async def _write(request: Request, name: str, body: bytes, lock_id: str | None) 
     state = await asyncio.to_thread(decode_state, body)
     async with db.connection(_pool(request)) as conn:
         return await locks.guarded_write(
-            conn, name, body, lock_id, state=state, actor=actor(request)
+            conn,
+            name,
+            body,
+            lock_id,
+            state=state,
+            actor=actor(request),
+            keep_last=request.app.state.settings.prune_keep_last,
         )
 
 

@@ -101,6 +101,7 @@ async def apply(
     actor: str,
     max_bytes: int = Settings.max_document_bytes,
     secret_key: str | None = None,
+    keep_last: int | None = None,
 ) -> Applied:
     doc = _parse(document, max_bytes)
     key = await state_secret_key(conn, secret_key)
@@ -117,7 +118,15 @@ async def apply(
         after = await apply_plan(conn, scope_id, fresh, rows)
         detail = {"scope": scope, "system": doc.system, "summary": fresh.summary}
         name, serial, found = await _record(
-            conn, scope, doc.system, after, actor, "apply", detail, fresh.changes_anything
+            conn,
+            scope,
+            doc.system,
+            after,
+            actor,
+            "apply",
+            detail,
+            fresh.changes_anything,
+            keep_last=keep_last,
         )
         policies.refuse_enforced(found)  # rolls the whole apply back
         return Applied(name, serial, fresh.summary, fresh)
@@ -139,10 +148,13 @@ async def _record(
     action: str,
     detail: dict[str, Any],
     changed: bool,
+    *,
+    keep_last: int | None = None,
 ) -> tuple[str, int, tuple[policies.Finding, ...]]:
     """The system's state rows after `action` as the next version of its graph state
-    (an event on the current version when nothing changed); (state name, serial, the
-    policy violations it opened and resolved)."""
+    (an event on the current version when nothing changed; then the state pruned to its
+    last `keep_last` versions); (state name, serial, the policy violations it opened and
+    resolved)."""
     name = state_name(scope, system)
     state_id = await store.ensure_state(conn, name, "iac")
     current = await store.current_version(conn, state_id)
@@ -161,7 +173,15 @@ async def _record(
     lineage = current["lineage"] if current else str(uuid.uuid4())
     body, state = graph_state(rows, serial=serial, lineage=lineage, system=system)
     written = await store.write_version(
-        conn, name, body, actor=actor, action=action, kind="iac", state=state, detail=detail
+        conn,
+        name,
+        body,
+        actor=actor,
+        action=action,
+        kind="iac",
+        state=state,
+        detail=detail,
+        keep_last=keep_last,
     )
     return name, written.serial, written.violations
 

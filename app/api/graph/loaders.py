@@ -26,6 +26,7 @@ class Blast:
 class Hop:
     direction: Direction
     page: PageArgs
+    direct: bool = False
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ class GraphLoaders:
         return paged(
             self.pool,
             lambda conn, ids, a: edges.neighbours(
-                conn, ids, a.direction, first=a.page.first, after=a.page.after
+                conn, ids, a.direction, first=a.page.first, after=a.page.after, direct=a.direct
             ),
         )
 

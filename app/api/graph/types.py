@@ -346,25 +346,40 @@ class Resource(relay.Node):
         )
         return value
 
-    @strawberry.field(description="What it depends on, by address.")
+    @strawberry.field(
+        description="What it depends on, by address. `direct`: only the edges no other "
+        "path implies (Terraform writes dependencies transitively closed)."
+    )
     def dependencies(
-        self, info: Info, first: FirstArg = DEFAULT_FIRST, after: AfterArg = None
+        self,
+        info: Info,
+        first: FirstArg = DEFAULT_FIRST,
+        after: AfterArg = None,
+        direct: bool = False,
     ) -> Connection[Resource]:
-        arguments = {"first": first, "after": after}
+        arguments = {"first": first, "after": after, "direct": direct}
         # the connection, or an awaitable of it (graphql-core awaits what resolvers return)
         return resolve(info, self, RESOURCE_LISTS["dependencies"], arguments, RESOURCE_LISTS)  # type: ignore[no-any-return]
 
-    @strawberry.field(description="What depends on it, by address.")
+    @strawberry.field(
+        description="What depends on it, by address. `direct`: only the edges no other "
+        "path implies (Terraform writes dependencies transitively closed)."
+    )
     def dependents(
-        self, info: Info, first: FirstArg = DEFAULT_FIRST, after: AfterArg = None
+        self,
+        info: Info,
+        first: FirstArg = DEFAULT_FIRST,
+        after: AfterArg = None,
+        direct: bool = False,
     ) -> Connection[Resource]:
-        arguments = {"first": first, "after": after}
+        arguments = {"first": first, "after": after, "direct": direct}
         # the connection, or an awaitable of it (graphql-core awaits what resolvers return)
         return resolve(info, self, RESOURCE_LISTS["dependents"], arguments, RESOURCE_LISTS)  # type: ignore[no-any-return]
 
     @strawberry.field(
-        description="Every resource reachable from this one, once, at its shortest depth, "
-        "by depth then address. `totalCount` is the size of the whole blast radius."
+        description="Every resource reachable from this one, once, at its shortest depth "
+        "over direct edges (those no other path implies), by depth then address. "
+        "`totalCount` is the size of the whole blast radius."
     )
     def blast_radius(
         self,
@@ -411,7 +426,8 @@ def _direction(value: Any) -> edges.Direction:
 def _hop_key(direction: edges.Direction) -> Callable[[Mapping[str, Any]], Hop]:
     def key(arguments: Mapping[str, Any]) -> Hop:
         first, after = arguments.get("first"), arguments.get("after")
-        return Hop(direction, page_args(first, after, edges.NEIGHBOUR_KEY))
+        direct = bool(arguments.get("direct"))
+        return Hop(direction, page_args(first, after, edges.NEIGHBOUR_KEY), direct)
 
     return key
 

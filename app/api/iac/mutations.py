@@ -44,6 +44,7 @@ class IacMutation:
             actor=info.context.actor,
             max_bytes=info.context.settings.max_document_bytes,
             secret_key=info.context.settings.secret_key,
+            keep_last=info.context.settings.prune_keep_last,
         )
         return ApplyResult.of(applied)
 
