@@ -130,7 +130,7 @@ async def _parse_condition(conn: asyncpg.Connection, condition: str) -> str:
     """PostgreSQL's canonical text of the condition, once it has parsed it and evaluated
     it on `{}` (a predicate gives true, false or null; anything else is refused)."""
     try:
-        return await conn.fetchval(
+        canonical: str = await conn.fetchval(
             "SELECT $1::jsonpath::text FROM jsonb_path_match('{}', $1::jsonpath) AS sample",
             condition,
         )
@@ -149,6 +149,7 @@ async def _parse_condition(conn: asyncpg.Connection, condition: str) -> str:
         raise BadInput(
             f"invalid condition: {exc.message}", {"condition": condition, "error": exc.message}
         ) from None
+    return canonical
 
 
 async def _refuse_sensitive(conn: asyncpg.Connection, spec: PolicySpec, canonical: str) -> None:

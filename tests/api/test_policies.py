@@ -1,11 +1,7 @@
 """Policies through their interfaces: GraphQL (manage, list violations and events), the
 IaC plan and apply (an enforced policy refuses an apply, the fixed document goes
-through), and the `infragraph policy` CLI."""
+through). The `infragraph policy` CLI: tests/test_policy_cli.py."""
 
-import asyncio
-import os
-import sys
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -287,44 +283,3 @@ async def test_an_enforced_policy_refuses_an_iac_apply_until_the_document_is_fix
     assert await error_codes(client, APPLY, variables) == ["POLICY_VIOLATION"]
     refs = (await gql(client, IAC_STATE))["iacState"]
     assert sorted(r["ref"] for r in refs) == ["contacts", "contacts.email"]
-
-
-# --- CLI ------------------------------------------------------------------------------------
-
-
-async def _infragraph(database_url: str, *args: str) -> tuple[int, str, str]:
-    """Run the `infragraph` command of this environment: exit code, stdout, stderr."""
-    process = await asyncio.create_subprocess_exec(
-        Path(sys.executable).parent / "infragraph",
-        *args,
-        env={**os.environ, "DATABASE_URL": database_url},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await process.communicate()
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
-
-
-async def test_the_policy_cli(client: httpx.AsyncClient, database_url: str) -> None:
-    await _write(client, "prod/s3", buckets(1, a="public-read", b="public-read"))
-    args = ("--type", "aws_s3_*", "--condition", '$.acl == "public-read"')
-    code, out, err = await _infragraph(
-        database_url, "policy", "create", "public", *args, "--severity", "critical", "--enforce"
-    )
-    assert (code, out, err) == (0, "created: public (2 open)\n", "")
-    code, out, err = await _infragraph(database_url, "policy", "create", "public", *args)
-    assert code == 1 and err == "infragraph: a policy named 'public' exists\n"
-    code, out, err = await _infragraph(
-        database_url, "policy", "create", "typo", "--type", "*", "--condition", "$.a =="
-    )
-    assert code == 1
-    assert err == "infragraph: invalid condition: syntax error at end of jsonpath input\n"
-    code, out, err = await _infragraph(database_url, "policy", "list")
-    assert (code, out) == (
-        0,
-        'public\tcritical enforce\tresource_type=aws_s3_*\t$.acl == "public-read"\t2 open\n',
-    )
-    code, out, err = await _infragraph(database_url, "policy", "delete", "public")
-    assert (code, out) == (0, "deleted: public\n")
-    assert await _infragraph(database_url, "policy", "list") == (0, "", "")

@@ -18,7 +18,7 @@ class PolicyMutation:
         "PostgreSQL's reason (and where it found it)."
     )
     async def create_policy(self, info: Info, input: CreatePolicyInput) -> Policy:
-        record = await info.context.read(
+        record = await info.context.with_conn(
             policies.create_policy, input.to_spec(), actor=info.context.actor
         )
         return policy_of(record)
@@ -28,11 +28,11 @@ class PolicyMutation:
         "over every current version: what no longer holds resolves, what newly holds opens."
     )
     async def update_policy(self, info: Info, input: UpdatePolicyInput) -> Policy:
-        record = await info.context.read(
+        record = await info.context.with_conn(
             policies.update_policy, input.name, input.changes(), actor=info.context.actor
         )
         return policy_of(record)
 
     @strawberry.mutation(description="Delete a policy and its violations; returns it as it was.")
     async def delete_policy(self, info: Info, name: str) -> Policy:
-        return policy_of(await info.context.read(policies.delete_policy, name))
+        return policy_of(await info.context.with_conn(policies.delete_policy, name))

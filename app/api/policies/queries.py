@@ -15,7 +15,9 @@ class PolicyQuery:
         self, info: Info, first: FirstArg = DEFAULT_FIRST, after: AfterArg = None
     ) -> Connection[Policy]:
         args = page_args(first, after, policies.POLICY_KEY)
-        page = await info.context.read(policies.list_policies, first=args.first, after=args.after)
+        page = await info.context.with_conn(
+            policies.list_policies, first=args.first, after=args.after
+        )
         return connection(page, [policy_of(r) for r in page.rows], after=after)
 
     @strawberry.field(
@@ -33,7 +35,7 @@ class PolicyQuery:
         after: AfterArg = None,
     ) -> Connection[Violation]:
         args = page_args(first, after, policies.VIOLATION_KEY)
-        page = await info.context.read(
+        page = await info.context.with_conn(
             policies.list_violations,
             state=state,
             policy=policy,

@@ -1,18 +1,19 @@
 """The policy GraphQL types, built from the rows app/graph/policies.py read."""
 
 import dataclasses
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 import strawberry
 
 from app.api.graph.types import State, state_of
+from app.db import Row
 from app.graph import policies
 
-Severity = strawberry.enum(
+strawberry.enum(
     policies.Severity, name="PolicySeverity", description="How much a violation matters."
 )
+Severity = policies.Severity
 
 _RESOURCE_TYPE = (
     "A glob over resource types (`*` any run, `?` one character): aws_s3_bucket, aws_*."
@@ -46,7 +47,7 @@ class Policy:
     updated_at: datetime
 
 
-def policy_of(r: Mapping[str, Any]) -> Policy:
+def policy_of(r: Row) -> Policy:
     return Policy(
         id=strawberry.ID(str(r["policy_id"])),
         name=r["policy_name"],
@@ -89,7 +90,7 @@ class Violation:
     open: bool
 
 
-def violation_of(r: Mapping[str, Any]) -> Violation:
+def violation_of(r: Row) -> Violation:
     resolved = r["serial_to"] is not None
     return Violation(
         policy=policy_of(r),
