@@ -18,7 +18,13 @@ from tests.api.conftest import gql
 from tests.graph.states import resource, state
 
 # The tables that grow with the states: distributed by state_id.
-GRAPH_TABLES = {"resources", "resource_dependencies", "outputs", "policy_violations"}
+GRAPH_TABLES = {
+    "resources",
+    "resource_dependencies",
+    "outputs",
+    "raw_state_chunks",
+    "policy_violations",
+}
 
 WORKLOAD_QUERY = """query($id: ID!) {
   states { edges { node { name currentVersion { serial resourceCount outputs { name value }
