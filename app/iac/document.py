@@ -40,9 +40,10 @@ Decisions where the spec is silent:
   A column's `options.values` / `options.target` only go with select /
   reference (or an omitted type); a `default` must fit the column type. View
   `filter` is a string or object, `sort` a string, array or object.
-- Integers beyond 64 bits keep their exact value (orjson would round them);
-  NaN and Infinity are rejected. A key repeated within one JSON object keeps
-  its last value (as JSON parsers do).
+- Lines are read by `app.jsonutil.read` (its limits: depth, U+0000, lone
+  surrogates, NaN and Infinity); integers beyond 64 bits keep their exact
+  value. A key repeated within one JSON object keeps its last value (as JSON
+  parsers do).
 """
 
 import functools
@@ -57,7 +58,7 @@ from typing import Any, Final
 import orjson
 
 from app.catalog.kinds import SERVER_OWNED_SETTINGS
-from app.jsonutil import gc_paused, has_long_digit_run
+from app.jsonutil import JsonInputError, gc_paused, read
 
 DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
 MAX_BYTES_ENV: Final = "INFRAGRAPH_MAX_DOCUMENT_BYTES"
@@ -549,32 +550,6 @@ def parse_document(
         return _Parser(strict_tables, known_tables).run(bytes(data))
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise ValueError(f"number {text} is out of range")
-    return value
-
-
-def _load_exact(raw: bytes) -> Any:
-    """Parse a line holding 19+ digits in a row (an integer past 64 bits, maybe: orjson would
-    round it) with the stdlib, made as strict as orjson."""
-    try:
-        value = json.loads(
-            raw.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float
-        )
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
-    except UnicodeEncodeError:
-        raise ValueError("lone surrogate escape in a string") from None
-    return value
-
-
 def _fits(value: Any, pattern: re.Pattern[str] | None) -> bool:
     return isinstance(value, str) and pattern is not None and _matches(pattern.pattern, value)
 
@@ -648,7 +623,6 @@ class _Parser:
 
     def run(self, data: bytes) -> Document:
         # One scan of the whole document; lines are scanned only if it finds a long run.
-        long_digits = has_long_digit_run(data)
         first = 0
         for number, raw in enumerate(data.split(b"\n"), 1):
             if number == 1 and raw.startswith(_BOM):
@@ -656,7 +630,7 @@ class _Parser:
             if not raw.strip(b" \t\r"):
                 continue
             first = first or number
-            obj = self._decode(number, raw, long_digits and has_long_digit_run(raw))
+            obj = self._decode(number, raw)
             if obj is None:
                 continue
             if first != number and obj.get("kind") == "record":
@@ -676,16 +650,16 @@ class _Parser:
     def _error(self, number: int, kind: str | None, ref: str | None, message: str) -> None:
         self.errors.append(LineError(number, kind, ref, message))
 
-    def _decode(self, number: int, raw: bytes, exact: bool) -> dict[str, Any] | None:
+    def _decode(self, number: int, raw: bytes) -> dict[str, Any] | None:
         try:
-            obj = _load_exact(raw) if exact else orjson.loads(raw)
-        except (orjson.JSONDecodeError, ValueError) as exc:
+            obj = read(raw)
+        except JsonInputError as exc:
             try:
                 raw.decode("utf-8")
             except UnicodeDecodeError as bad:
                 self._error(number, None, None, f"not valid UTF-8 (byte {bad.start + 1})")
             else:
-                self._error(number, None, None, f"not valid JSON: {exc}")
+                self._error(number, None, None, str(exc))
             return None
         if not isinstance(obj, dict):
             self._error(number, None, None, f"a line must be a JSON object, got {_jtype(obj)}")
