@@ -19,7 +19,7 @@ LIST = """query($first: Int!) {
 }"""
 
 DEEP = """query($first: Int!) {
-  states { edges { node {
+  states(first: 3) { edges { node {
     name lock { id }
     currentVersion { serial resourceCount outputs { name }
       resources(first: $first, filter: {type: "aws_instance"}) { edges { node {
