@@ -145,13 +145,9 @@ async def _nothing(conn: asyncpg.Connection) -> None:
 
 
 def serve(settings: Settings, host: str, port: int) -> None:
-    import uvicorn
+    from app import serving  # imported lazily: the other commands do not need uvicorn
 
-    from app.server import create_app
-
-    # Resolve the database first: an embedded server starts here, in the main process.
-    app = create_app(settings, database_url=db.database_url(settings))
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    serving.run(settings, host, port)
 
 
 def _parser() -> argparse.ArgumentParser:

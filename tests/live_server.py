@@ -1,4 +1,4 @@
-"""The real server (uvicorn, in a subprocess) for tests that talk HTTP to it.
+"""The real server (app.serving: uvicorn with its limits, in a subprocess) for tests over HTTP.
 
     from tests.live_server import live_server, server_fixture
 
@@ -100,13 +100,9 @@ def _start(
             process = subprocess.Popen(
                 [
                     sys.executable,
-                    "-m",
-                    "uvicorn",
-                    "app.server:create_app",
-                    "--factory",
-                    "--host=127.0.0.1",
-                    f"--port={port}",
-                    "--log-level=info",
+                    "-c",
+                    "from app.config import Settings; from app.serving import run; "
+                    f"run(Settings.from_env(), '127.0.0.1', {port})",
                 ],
                 cwd=ROOT,
                 env=_environment(database_url, env),

@@ -73,10 +73,11 @@ TABLE_SPACE_KINDS: Final = frozenset(
     {"column", "rule", "trigger", "view", "public_read", "client_access"}
 )
 
-REF: Final = re.compile(r"[a-z][a-z0-9_]*")
-COMMAND_REF: Final = re.compile(r"[a-z][a-z0-9_-]*")
-SYSTEM: Final = re.compile(r"[a-z][a-z0-9_-]*")
-PRINCIPAL: Final = re.compile(r"[A-Za-z][A-Za-z0-9_.:-]*")
+# Identities are bounded: they are stored in indexes (a btree row holds 2,704 bytes).
+REF: Final = re.compile(r"[a-z][a-z0-9_]{0,127}")
+COMMAND_REF: Final = re.compile(r"[a-z][a-z0-9_-]{0,127}")
+SYSTEM: Final = re.compile(r"[a-z][a-z0-9_-]{0,127}")
+PRINCIPAL: Final = re.compile(r"[A-Za-z][A-Za-z0-9_.:-]{0,255}")
 _UUID: Final = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 _BOM: Final = b"\xef\xbb\xbf"
 

@@ -13,6 +13,7 @@ table. Conventions that make the round trip exact:
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from app.errors import BadInput
 from app.jsonutil import JSON_NULL, JsonInputError, gc_paused, read
 from app.tfstate.address import instance_address, module_config_path, resource_key
 
@@ -27,7 +28,7 @@ _BIGINT = 2**63
 MAX_INDEXED_BYTES = 2_000
 
 
-class StateError(ValueError):
+class StateError(BadInput, ValueError):
     """The document is not a valid Terraform v4 state; the message says why."""
 
 
