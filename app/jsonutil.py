@@ -127,7 +127,9 @@ def _check_text(text: str) -> None:
 def _check(value: Any) -> None:
     """Every string and key (U+0000, lone surrogates) and the depth, in Python:
     for what neither orjson nor a byte scan could rule out."""
-    stack = [(value, 1)]
+    if isinstance(value, str):
+        _check_text(value)
+    stack = [(value, 1)] if isinstance(value, dict | list) else []
     while stack:
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
@@ -144,8 +146,6 @@ def _check(value: Any) -> None:
                 stack.append((item, depth + 1))
             elif kind is str:
                 _check_text(item)
-    if isinstance(value, str):
-        _check_text(value)
 
 
 class _DepthProbe(threading.local):

@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - tables of cases read best one case a line
 """Every class of bad input, through every interface, against the real server:
 each gets a 4xx (HTTP backend, a refused /graphql body) or a coded GraphQL
 error, never a 5xx or a traceback (the live-server fixture fails the module
