@@ -3,8 +3,8 @@
 uvicorn bounds neither headers nor how long a client may take to send them
 or its body. `BoundedHttpToolsProtocol` adds, per connection:
 
-- header bytes (431) and header count (400) limits, checked as bytes arrive,
-  before the app or the auth middleware sees anything;
+- header bytes and header count limits (431), checked as the parser meets
+  them and as bytes arrive, before the app or the auth middleware sees anything;
 - a header deadline: a request's headers must be in within
   `header_timeout_s` of its first byte (or of the connection, or of the
   previous answer), else 408 and close (slow-loris and idle connections);
@@ -28,6 +28,8 @@ from app.config import Settings
 from app.observe import log_config
 from app.server import create_app
 
+REFUSED_LINGER_S = 1.0
+
 
 @dataclass(frozen=True)
 class HttpLimits:
@@ -37,8 +39,9 @@ class HttpLimits:
     body_timeout_s: float
 
 
-class _TooManyHeaders(Exception):
-    """Raised in a parser callback: httptools makes it a parse error, answered 400."""
+class _Refused(Exception):
+    """Raised in a parser callback to stop parsing; httptools makes it a parse error,
+    and `send_400_response` answers the refusal instead."""
 
 
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
@@ -46,8 +49,10 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         super().__init__(*args, **kwargs)
         self.limits = limits
         self.reading_headers = True
-        self.header_bytes = 0
+        self.header_bytes = 0  # of the request line and headers the parser saw
+        self.received_in_headers = 0  # bytes received while still in the headers
         self.deadline: asyncio.TimerHandle | None = None
+        self.refused = False
 
     def _arm(self, seconds: float) -> None:
         self._disarm()
@@ -60,7 +65,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def _expired(self) -> None:
         self.deadline = None
-        if self.transport.is_closing():
+        if self.refused or self.transport.is_closing():
             return
         if self.reading_headers:
             self._refuse(408, b"Request Timeout", "the request headers took too long")
@@ -70,12 +75,19 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             self.transport.close()
 
     def _refuse(self, status: int, phrase: bytes, message: str) -> None:
+        """Answer and close. Closing at once with the client's bytes unread would
+        reset the connection and lose the answer: what still comes is read and
+        dropped until REFUSED_LINGER_S has passed."""
         body = message.encode()
         self.transport.write(
             b"HTTP/1.1 %d %s\r\ncontent-type: text/plain; charset=utf-8\r\n"
             b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (status, phrase, len(body), body)
         )
-        self.transport.close()
+        self.refused = True
+        self._disarm()
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(REFUSED_LINGER_S, self.transport.close)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -85,21 +97,39 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._disarm()
         super().connection_lost(exc)
 
+    def _headers_too_large(self, what: str) -> None:
+        self._refuse(431, b"Request Header Fields Too Large", f"the request has {what}")
+
     def data_received(self, data: bytes) -> None:
+        if self.refused:
+            return
         super().data_received(data)
-        # still in the headers after this chunk: all of it was header bytes
-        if self.reading_headers and not self.transport.is_closing():
-            self.header_bytes += len(data)
-            if self.header_bytes > self.limits.max_header_bytes:
-                self._refuse(
-                    431,
-                    b"Request Header Fields Too Large",
-                    f"the request headers are over {self.limits.max_header_bytes} bytes",
-                )
+        # still in the headers after this chunk: all of it was header bytes (one
+        # huge header is buffered by the parser until it ends: stop it early)
+        if self.reading_headers and not self.refused and not self.transport.is_closing():
+            self.received_in_headers += len(data)
+            if self.received_in_headers > self.limits.max_header_bytes:
+                self._headers_too_large(f"over {self.limits.max_header_bytes} bytes of headers")
+
+    def send_400_response(self, msg: str) -> None:
+        if self.header_bytes > self.limits.max_header_bytes:
+            self._headers_too_large(f"over {self.limits.max_header_bytes} bytes of headers")
+        elif len(self.headers) >= self.limits.max_headers:
+            self._headers_too_large(f"over {self.limits.max_headers} headers")
+        else:
+            super().send_400_response(msg)
+
+    def on_url(self, url: bytes) -> None:
+        self.header_bytes += len(url)
+        super().on_url(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        if len(self.headers) >= self.limits.max_headers:
-            raise _TooManyHeaders
+        self.header_bytes += len(name) + len(value) + 4
+        if (
+            self.header_bytes > self.limits.max_header_bytes
+            or len(self.headers) >= self.limits.max_headers
+        ):
+            raise _Refused
         super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
@@ -118,7 +148,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     def on_response_complete(self) -> None:
         super().on_response_complete()
         self.reading_headers = True
-        self.header_bytes = 0
+        self.header_bytes = self.received_in_headers = 0
         if not self.transport.is_closing():
             self._arm(self.limits.header_timeout_s)
 
