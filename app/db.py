@@ -6,6 +6,7 @@ data under $INFRAGRAPH_HOME (default ./.infragraph), reused on the next start.
 """
 
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,7 @@ class _Acquire:
         self.conn: asyncpg.Connection | None = None
 
     async def __aenter__(self) -> asyncpg.Connection:
+        self.began = time.monotonic()
         self.pool.waiting += 1
         try:
             self.conn = await asyncpg.Pool.acquire(self.pool, timeout=self.timeout)
@@ -102,14 +104,15 @@ class _Acquire:
         assert self.conn is not None
         await self.pool.release(self.conn)
         if kind is None:  # the work on this connection went through
-            outage.ended()
+            outage.ended(self.began)
 
 
 async def create_pool(
     url: str,
     *,
     statement_timeout_ms: int = 30_000,
-    min_size: int = 1,
+    min_size: int = 0,  # a floor is kept by reconnecting in the background, logging
+    # a traceback a try while the database is down: connections are made on demand
     max_size: int = 10,
     acquire_timeout: float | None = None,
 ) -> Pool:
@@ -144,14 +147,34 @@ _UNAVAILABLE = (
 
 
 # What `expected` may recognise (for exception handlers registered by type).
-ERROR_TYPES = (*_UNAVAILABLE, asyncpg.PostgresError, asyncpg_base.DataError)
+ERROR_TYPES = (
+    *_UNAVAILABLE,
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg_base.InternalClientError,
+)
+
+
+def _lost_connection(exc: BaseException) -> bool:
+    """A client-side error of a connection cut mid-operation: asyncpg's protocol
+    out of step ("cannot switch to state"), or "the underlying connection is
+    closed" raised while cleaning up (a transaction's exit) with the loss in its
+    context."""
+    if isinstance(exc, asyncpg_base.InternalClientError):
+        return True
+    seen: BaseException | None = exc
+    while isinstance(seen, asyncpg.InterfaceError | asyncpg_base.InternalClientError):
+        seen = seen.__cause__ or seen.__context__
+        if isinstance(seen, (*_UNAVAILABLE, asyncpg_base.InternalClientError)):
+            return True
+    return False
 
 
 def expected(exc: BaseException) -> AppError | None:
     """What a database exception means to the client, by its type; None for a bug."""
     if isinstance(exc, asyncpg.QueryCanceledError):
         return Unavailable("the database gave up on the request (statement timeout); retry")
-    if isinstance(exc, _UNAVAILABLE):
+    if isinstance(exc, _UNAVAILABLE) or _lost_connection(exc):
         outage.started(exc)
         return Unavailable("the database is unavailable; retry later")
     if isinstance(exc, asyncpg.ProgramLimitExceededError):  # an index row too big, mostly
@@ -163,19 +186,20 @@ def expected(exc: BaseException) -> AppError | None:
 
 class Outage:
     """One log line when the database becomes unavailable and one when it is back,
-    rather than a traceback per request."""
+    rather than a traceback per request. It is back when work that began after
+    the outage did goes through (work already under way may still finish)."""
 
     def __init__(self) -> None:
-        self.down = False
+        self.down_since: float | None = None
 
     def started(self, exc: BaseException) -> None:
-        if not self.down:
-            self.down = True
+        if self.down_since is None:
+            self.down_since = time.monotonic()
             log.error("database unavailable: %s: %s", type(exc).__name__, exc)
 
-    def ended(self) -> None:
-        if self.down:
-            self.down = False
+    def ended(self, began: float) -> None:
+        if self.down_since is not None and began > self.down_since:
+            self.down_since = None
             log.warning("database available again")
 
 

@@ -91,7 +91,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             acquire_timeout=settings.pool_timeout_s,
         )
         health_pool = await db.create_pool(
-            url, statement_timeout_ms=int(HEALTH_TIMEOUT_S * 1000), min_size=1, max_size=2
+            url, statement_timeout_ms=int(HEALTH_TIMEOUT_S * 1000), max_size=2
         )
         async with pool.acquire() as conn:
             await db.migrate(conn)
