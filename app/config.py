@@ -49,6 +49,8 @@ class Settings:
     keepalive_s: float = 5.0  # an idle kept-alive connection is closed after it
     shutdown_timeout_s: float = 30.0  # draining in-flight requests on SIGTERM
     log_format: str = "text"
+    # /livez, /readyz and /healthz also on this port, served by a thread of their own
+    health_port: int | None = None
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -73,4 +75,7 @@ class Settings:
             keepalive_s=float(env.get("INFRAGRAPH_KEEPALIVE_S", 5.0)),
             shutdown_timeout_s=float(env.get("INFRAGRAPH_SHUTDOWN_TIMEOUT_S", 30.0)),
             log_format=_log_format(env.get("INFRAGRAPH_LOG_FORMAT", "text")),
+            health_port=int(env["INFRAGRAPH_HEALTH_PORT"])
+            if env.get("INFRAGRAPH_HEALTH_PORT")
+            else None,
         )

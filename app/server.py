@@ -5,9 +5,11 @@ code; a database failure (app.db.expected) as 503 UNAVAILABLE, 413 or 400; a
 client gone mid-body with nothing. Anything else reaches
 app.observe.RequestMiddleware: a logged, counted, clean 500.
 
-Health has its own one-connection pool, so a request pool full of slow
-queries does not make the server look dead: `/livez` is the process (no
-database), `/readyz` (alias `/healthz`) the database and its migrations.
+Health has its own small pool, so a request pool full of slow queries does
+not make the server look dead: `/livez` is the process (no database),
+`/readyz` (alias `/healthz`) the database and its migrations. A heavy query
+keeps the event loop busy for seconds, though: `health_app` serves the same
+routes from a thread of their own on INFRAGRAPH_HEALTH_PORT (app.serving).
 """
 
 import asyncio
@@ -30,7 +32,7 @@ from app.backend.routes import routes as backend_routes
 from app.config import Settings
 from app.errors import AppError
 from app.http import error_response, json_response
-from app.observe import UNAVAILABLE, RequestMiddleware, metrics_text
+from app.observe import UNAVAILABLE, RequestMiddleware, collect_when_idle, metrics_text
 
 log = logging.getLogger("infragraph")
 
@@ -77,6 +79,32 @@ async def _client_gone(request: Request, exc: Exception) -> Response:
     return Response(status_code=400)  # nobody is left to read it
 
 
+def _health_routes() -> list[Route]:
+    return [Route("/livez", livez), Route("/readyz", readyz), Route("/healthz", readyz)]
+
+
+@contextlib.asynccontextmanager
+async def _health_pool(app: Starlette, url: str) -> AsyncIterator[None]:
+    app.state.health_pool = await db.create_pool(
+        url, statement_timeout_ms=int(HEALTH_TIMEOUT_S * 1000), max_size=2
+    )
+    try:
+        yield
+    finally:
+        await app.state.health_pool.close()
+
+
+def health_app(database_url: str) -> Starlette:
+    """Only the health routes, with their own pool: for a listener of their own."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with _health_pool(app, database_url):
+            yield
+
+    return Starlette(routes=_health_routes(), lifespan=lifespan)
+
+
 def create_app(settings: Settings | None = None, *, database_url: str | None = None) -> Starlette:
     """The app; `database_url` overrides the settings (the embedded server's URL)."""
     settings = settings or Settings.from_env()
@@ -90,9 +118,6 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             max_size=settings.pool_size,
             acquire_timeout=settings.pool_timeout_s,
         )
-        health_pool = await db.create_pool(
-            url, statement_timeout_ms=int(HEALTH_TIMEOUT_S * 1000), max_size=2
-        )
         async with pool.acquire() as conn:
             await db.migrate(conn)
         if not settings.api_tokens:
@@ -100,12 +125,13 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
                 "INFRAGRAPH_API_TOKENS is unset: the server is open, anyone can read and write"
             )
         app.state.pool = pool
-        app.state.health_pool = health_pool
+        collector = asyncio.create_task(collect_when_idle())
         try:
-            yield
+            async with _health_pool(app, url):
+                yield
         finally:
+            collector.cancel()
             await pool.close()
-            await health_pool.close()
 
     handlers = {
         AppError: _app_error,
@@ -114,9 +140,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
     }
     app = Starlette(
         routes=[
-            Route("/livez", livez),
-            Route("/readyz", readyz),
-            Route("/healthz", readyz),
+            *_health_routes(),
             Route("/metrics", metrics),
             *backend_routes(),
             *iac_routes(),

@@ -13,10 +13,17 @@ or its body. `BoundedHttpToolsProtocol` adds, per connection:
 An idle kept-alive connection is closed after `keepalive_s` (uvicorn), and on
 SIGTERM in-flight requests (state writes included) get `shutdown_timeout_s`
 to finish before the pool closes.
+
+With `health_port` set, the health routes are also served on that port by a
+thread with its own event loop and pool: a query that keeps the main loop
+busy for seconds (building a large answer is CPU work) does not delay them,
+the GIL being handed over every few milliseconds.
 """
 
 import asyncio
 import functools
+import gc
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,8 +32,8 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from app import db
 from app.config import Settings
-from app.observe import log_config
-from app.server import create_app
+from app.observe import GC_THRESHOLDS, log_config
+from app.server import create_app, health_app
 
 REFUSED_LINGER_S = 1.0
 
@@ -153,9 +160,21 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             self._arm(self.limits.header_timeout_s)
 
 
+def _serve_health(url: str, host: str, port: int) -> uvicorn.Server:
+    # log_config None: the main server's logging stays as configured
+    config = uvicorn.Config(
+        health_app(url), host=host, port=port, loop="uvloop", log_config=None, access_log=False
+    )
+    server = uvicorn.Server(config)
+    threading.Thread(target=server.run, name="health", daemon=True).start()
+    return server
+
+
 def run(settings: Settings, host: str, port: int) -> None:
     # Resolve the database first: an embedded server starts here, in the main process.
-    app = create_app(settings, database_url=db.database_url(settings))
+    url = db.database_url(settings)
+    app = create_app(settings, database_url=url)
+    gc.set_threshold(*GC_THRESHOLDS)  # full collections when idle: app.observe
     limits = HttpLimits(
         max_header_bytes=settings.max_header_bytes,
         max_headers=settings.max_headers,
@@ -172,4 +191,9 @@ def run(settings: Settings, host: str, port: int) -> None:
         timeout_keep_alive=settings.keepalive_s,  # type: ignore[arg-type]
         timeout_graceful_shutdown=settings.shutdown_timeout_s,  # type: ignore[arg-type]
     )
-    uvicorn.Server(config).run()
+    health = _serve_health(url, host, settings.health_port) if settings.health_port else None
+    try:
+        uvicorn.Server(config).run()
+    finally:
+        if health is not None:
+            health.should_exit = True

@@ -63,7 +63,7 @@ class LiveServer:
                 self.kill()
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -95,7 +95,7 @@ def _start(
     database_url: str, env: Mapping[str, str | None], log_path: Path, timeout: float
 ) -> LiveServer:
     for _ in range(_PORT_ATTEMPTS):  # the port may be taken between choosing and binding it
-        port = _free_port()
+        port = free_port()
         with log_path.open("ab") as log:
             process = subprocess.Popen(
                 [

@@ -1,0 +1,123 @@
+# ruff: noqa: E501
+"""Hostile load on loopback, bounded in time: the heaviest queries the cost limit
+lets through, twelve at once, while 2,000 connections sit idle. /readyz must
+still answer within a second (its own pool), the server must stay under 1 GB,
+every query must be answered right, and the idle connections are cut by the
+header deadline. Timings are printed (`-s`), not asserted."""
+
+import asyncio
+import json
+import socket
+import time
+from pathlib import Path
+
+import httpx
+
+from app.api.limits import MAX_NODES
+from tests.graph.states import resource, state
+from tests.live_server import free_port, live_server
+
+RESOURCES = 1000
+DEPENDS_ON = 9
+HEAVY = 12
+IDLE = 2000
+HEAVY_QUERY = """{ resources(first: 1000, filter: {state: "dense"}) { edges { node {
+    address attributes
+    dependencies(first: 9) { edges { node { address } } }
+    dependents(first: 9) { edges { node { address } } } } } } }"""
+
+
+def dense() -> bytes:
+    """RESOURCES instances, each depending on the next DEPENDS_ON (wrapping around)."""
+    names = [f"n{i:04d}" for i in range(RESOURCES)]
+    return state(
+        [
+            resource(
+                "terraform_data",
+                name,
+                attributes={"input": name * 20},
+                depends_on=[
+                    f"terraform_data.{names[(i + k) % RESOURCES]}" for k in range(1, DEPENDS_ON + 1)
+                ],
+            )
+            for i, name in enumerate(names)
+        ]
+    )
+
+
+def peak_rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmHWM")
+
+
+async def _heavy(client: httpx.AsyncClient) -> dict:
+    response = await client.post("/graphql", json={"query": HEAVY_QUERY})
+    assert response.status_code == 200
+    body = response.json()
+    assert "errors" not in body, body.get("errors")
+    return body["data"]
+
+
+def test_heavy_queries_and_idle_connections(database_url) -> None:
+    health_port = free_port()
+    env = {"INFRAGRAPH_HEADER_TIMEOUT_S": "20", "INFRAGRAPH_HEALTH_PORT": str(health_port)}
+    with live_server(database_url, env) as server:
+        assert (
+            httpx.post(f"{server.url}/states/dense", content=dense(), timeout=120).status_code
+            == 200
+        )
+        host, port = server.url.removeprefix("http://").split(":")
+        idle = [socket.create_connection((host, int(port))) for _ in range(IDLE)]
+        try:
+
+            async def scenario() -> tuple[list[dict], list[float]]:
+                async with httpx.AsyncClient(base_url=server.url, timeout=300) as client:
+                    heavy = [asyncio.create_task(_heavy(client)) for _ in range(HEAVY)]
+                    ready: list[float] = []
+                    health = f"http://{host}:{health_port}"
+                    async with httpx.AsyncClient(base_url=health, timeout=1.0) as probe:
+                        while not all(task.done() for task in heavy):
+                            began = time.perf_counter()
+                            async with asyncio.timeout(1.0):  # the limit: an answer within 1 s
+                                response = await probe.get("/readyz")
+                            assert response.status_code == 200, response.text
+                            ready.append(time.perf_counter() - began)
+                            await asyncio.sleep(0.5)
+                    return await asyncio.gather(*heavy), ready
+
+            began = time.perf_counter()
+            answers, ready = asyncio.run(scenario())
+            took = time.perf_counter() - began
+            rss = peak_rss_bytes(server.process.pid)
+        finally:
+            for sock in idle:
+                sock.close()
+        assert not server.server_errors(), server.log()
+    for data in answers:
+        edges = data["resources"]["edges"]
+        assert len(edges) == RESOURCES
+        assert all(len(e["node"]["dependencies"]["edges"]) == DEPENDS_ON for e in edges)
+        assert all(len(e["node"]["dependents"]["edges"]) == DEPENDS_ON for e in edges)
+    assert len(ready) >= 2
+    assert rss < 1 << 30
+    print(
+        f"\n{HEAVY} queries of {MAX_NODES} estimated nodes ({len(json.dumps(answers[0])) >> 20} MiB each)"
+        f" with {IDLE} idle connections: {took:.1f} s; /readyz {len(ready)} times,"
+        f" slowest {max(ready) * 1000:.0f} ms, median {sorted(ready)[len(ready) // 2] * 1000:.0f} ms;"
+        f" server peak RSS {rss >> 20} MiB"
+    )
+
+
+def test_idle_connections_are_cut(database_url) -> None:
+    with live_server(database_url, {"INFRAGRAPH_HEADER_TIMEOUT_S": "1"}) as server:
+        host, port = server.url.removeprefix("http://").split(":")
+        idle = [socket.create_connection((host, int(port)), timeout=10) for _ in range(200)]
+        try:
+            answers = [sock.recv(64) for sock in idle]
+        finally:
+            for sock in idle:
+                sock.close()
+        assert not server.server_errors(), server.log()
+    assert all(answer.startswith(b"HTTP/1.1 408 ") for answer in answers)
