@@ -6,6 +6,8 @@ import asyncio
 import datetime as dt
 import hashlib
 import itertools
+import statistics
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +20,7 @@ from app.graph.ids import time_ordered_ids
 from app.iac import service
 from app.jsonutil import dumps, loads
 from app.tfstate import INSTANCE_COLUMNS, NormalizedState, parse_state
+from app.tfstate.digest import instance_digest
 from bench.generate import generate_state
 from bench.generate_iac import RESOURCES_PER_TABLE, generate_document
 from bench.harness import Result, alternate
@@ -34,10 +37,11 @@ class Size:
     lock_clients: int
     lock_cycles: int
     plan_resources: int
+    history_versions: int
 
 
-FULL = Size(20_000, 100_000, 5, 1000, 1000, 16, 50, 5000)
-TINY = Size(200, 600, 1, 50, 20, 3, 3, 40)
+FULL = Size(20_000, 100_000, 5, 1000, 1000, 16, 50, 5000, 100)
+TINY = Size(200, 600, 1, 50, 20, 3, 3, 40, 3)
 
 
 @dataclass
@@ -72,14 +76,13 @@ async def graphql(env: Env, query: str, **variables: Any) -> dict[str, Any]:
 # --- import ---------------------------------------------------------------------------
 
 # The baseline's tables: the same columns, constraints, indexes and storage as the
-# real ones (and the same foreign key from a resource to its version), so that it
-# does the database's share of an import (the raw bytes, the rows, every index the
-# schema keeps) and nothing else. Like the candidate's, they keep every run's rows.
+# real ones, so that it does the database's share of an import (the raw bytes, the
+# rows, every index the schema keeps) and nothing else. Like the candidate's, they
+# keep every run's rows.
 _BARE = """
     DROP TABLE IF EXISTS bare_edges, bare_resources, bare_versions;
     CREATE TABLE bare_versions (LIKE state_versions INCLUDING ALL);
-    CREATE TABLE bare_resources (LIKE resources INCLUDING ALL,
-        FOREIGN KEY (state_version_id) REFERENCES bare_versions (id) ON DELETE CASCADE);
+    CREATE TABLE bare_resources (LIKE resources INCLUDING ALL);
     CREATE TABLE bare_edges (LIKE resource_dependencies INCLUDING ALL);
 """
 
@@ -88,17 +91,23 @@ _BARE = """
 class _Rows:
     """One version's rows for the baseline, with fresh ids (the same kind the server uses)."""
 
+    state_id: uuid.UUID
     version_id: uuid.UUID
     resources: list[tuple[Any, ...]]
-    edges: list[tuple[uuid.UUID, uuid.UUID, uuid.UUID]]
+    edges: list[tuple[Any, ...]]
 
     @classmethod
     def of(cls, state: NormalizedState) -> "_Rows":
-        version_id, ids = uuid.uuid4(), time_ordered_ids(len(state.instances))
+        state_id, version_id = uuid.uuid4(), uuid.uuid4()
+        ids = time_ordered_ids(len(state.instances))
         return cls(
+            state_id,
             version_id,
-            [(rid, version_id, *row) for rid, row in zip(ids, state.instances, strict=True)],
-            [(version_id, ids[a], ids[b]) for a, b in state.edges],
+            [
+                (rid, state_id, version_id, state.serial, instance_digest(row), *row)
+                for rid, row in zip(ids, state.instances, strict=True)
+            ],
+            [(state_id, version_id, state.serial, ids[a], ids[b]) for a, b in state.edges],
         )
 
 
@@ -124,19 +133,32 @@ async def _import(env: Env, case: str, instances: int, prefix: str) -> tuple[Res
                 """INSERT INTO bare_versions (id, state_id, serial, lineage, raw_state, raw_md5)
                    VALUES ($1, $2, 1, $3, $4, $5)""",
                 batch.version_id,
-                uuid.uuid4(),
+                batch.state_id,
                 state.lineage,
                 body,
                 hashlib.md5(body).digest(),
             )
             await conn.copy_records_to_table(
                 "bare_resources",
-                columns=("id", "state_version_id", *INSTANCE_COLUMNS),
+                columns=(
+                    "id",
+                    "state_id",
+                    "state_version_id",
+                    "serial_from",
+                    "content_hash",
+                    *INSTANCE_COLUMNS,
+                ),
                 records=batch.resources,
             )
             await conn.copy_records_to_table(
                 "bare_edges",
-                columns=("state_version_id", "from_resource_id", "to_resource_id"),
+                columns=(
+                    "state_id",
+                    "state_version_id",
+                    "serial_from",
+                    "from_resource_id",
+                    "to_resource_id",
+                ),
                 records=batch.edges,
             )
 
@@ -148,9 +170,9 @@ async def _import(env: Env, case: str, instances: int, prefix: str) -> tuple[Res
     async with env.pool.acquire() as conn:
         stored = await conn.fetchrow(
             """SELECT count(DISTINCT r.id) AS resources, count(d.*) AS edges
-               FROM states s JOIN state_versions v ON v.state_id = s.id
-               JOIN resources r ON r.state_version_id = v.id
-               LEFT JOIN resource_dependencies d ON d.from_resource_id = r.id
+               FROM states s JOIN resources r ON r.state_id = s.id AND r.serial_to IS NULL
+               LEFT JOIN resource_dependencies d
+                 ON d.state_id = s.id AND d.from_resource_id = r.id AND d.serial_to IS NULL
                WHERE s.name = $1""",
             f"{prefix}-0",
         )
@@ -223,23 +245,23 @@ query($state: String!, $address: String!, $first: Int!, $after: String) {
 async def _roots(env: Env, state: str) -> list[str]:
     """10 hubs (most depended on) and 10 leaves (depended on by nothing)."""
     async with env.pool.acquire() as conn:
-        version = await conn.fetchval(
-            """SELECT v.id FROM states s JOIN state_versions v ON v.state_id = s.id
-               WHERE s.name = $1 ORDER BY v.serial DESC LIMIT 1""",
-            state,
-        )
+        state_id = await conn.fetchval("SELECT id FROM states WHERE name = $1", state)
+        # the current version's rows and edges: those still open
         hubs = await conn.fetch(
             """SELECT r.address FROM resources r
-               JOIN resource_dependencies d ON d.to_resource_id = r.id
-               WHERE r.state_version_id = $1
+               JOIN resource_dependencies d
+                 ON d.state_id = $1 AND d.to_resource_id = r.id AND d.serial_to IS NULL
+               WHERE r.state_id = $1 AND r.serial_to IS NULL
                GROUP BY r.address ORDER BY count(*) DESC, r.address LIMIT 10""",
-            version,
+            state_id,
         )
         leaves = await conn.fetch(
-            """SELECT r.address FROM resources r WHERE r.state_version_id = $1 AND NOT EXISTS
-               (SELECT 1 FROM resource_dependencies d WHERE d.to_resource_id = r.id)
+            """SELECT r.address FROM resources r
+               WHERE r.state_id = $1 AND r.serial_to IS NULL AND NOT EXISTS
+               (SELECT 1 FROM resource_dependencies d
+                WHERE d.state_id = $1 AND d.to_resource_id = r.id AND d.serial_to IS NULL)
                ORDER BY r.address DESC LIMIT 10""",
-            version,
+            state_id,
         )
     return [r["address"] for r in [*hubs, *leaves]]
 
@@ -247,8 +269,9 @@ async def _roots(env: Env, state: str) -> list[str]:
 async def _direct_blast(env: Env, state: str, address: str, first: int, after: Any = None) -> Any:
     async with env.pool.acquire() as conn:
         root = await resources.find_resource(conn, state, address, None)
-        pages = await edges.blast_radius(conn, [root["id"]], max_depth=10, first=first, after=after)
-    return pages.get(root["id"])
+        key = (root["id"], root["version_id"])
+        pages = await edges.blast_radius(conn, [key], max_depth=10, first=first, after=after)
+    return pages.get(key)
 
 
 async def blast_radius_case(env: Env) -> Result:
@@ -359,10 +382,7 @@ async def list_case(env: Env) -> Result:
         async with env.pool.acquire() as conn:
             rows = await conn.fetch(
                 """SELECT r.address, r.type, r.name, r.provider, r.module_path, r.attributes
-                   FROM states s
-                   JOIN LATERAL (SELECT id FROM state_versions WHERE state_id = s.id
-                                 ORDER BY serial DESC LIMIT 1) v ON true
-                   JOIN resources r ON r.state_version_id = v.id
+                   FROM states s JOIN resources r ON r.state_id = s.id AND r.serial_to IS NULL
                    WHERE s.name = $1 ORDER BY r.address COLLATE "C" LIMIT $2""",
                 BIG_STATE,
                 first,
@@ -541,8 +561,110 @@ async def plan_case(env: Env) -> Result:
     )
 
 
+# --- history: versions share what did not change ---------------------------------------
+
+
+def _changed(document: dict[str, Any], serial: int) -> bytes:
+    """`document` at `serial` with one attribute of one instance changed (the
+    instance picked by the serial, so each version changes another one)."""
+    resources = document["resources"]
+    instance = resources[(serial * 7919) % len(resources)]["instances"][0]
+    instance["attributes"]["size"] = serial
+    return dumps({**document, "serial": serial})
+
+
+async def _database_bytes(env: Env) -> int:
+    """Everything this group's database stores in its tables (indexes and TOAST included)."""
+    async with env.pool.acquire() as conn:
+        return await conn.fetchval(
+            """SELECT sum(pg_total_relation_size(oid))::bigint FROM pg_class
+               WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace"""
+        )
+
+
+async def change_case(env: Env) -> Result:
+    """A one-attribute change POSTed to a big state, against the first import of that
+    state (its baseline: what every version cost before versions shared rows)."""
+    document = generate_state(env.size.import_instances)
+    body = dumps(document)
+    _ok(await env.http.post("/states/bench/changed", content=body))
+    serials = itertools.count(2)
+    changes = {serial: _changed(document, serial) for serial in range(2, 2 + env.size.runs)}
+    firsts = (f"bench/first-{n}" for n in itertools.count())
+
+    async def candidate() -> None:
+        _ok(await env.http.post("/states/bench/changed", content=changes[next(serials)]))
+
+    async def baseline() -> None:
+        _ok(await env.http.post(f"/states/{next(firsts)}", content=body))
+
+    cand, base = await alternate(candidate, baseline, env.size.runs)
+    async with env.pool.acquire() as conn:
+        summary = await conn.fetchval(
+            """SELECT detail FROM events WHERE state_name = 'bench/changed' AND action = 'write'
+               ORDER BY created_at DESC LIMIT 1"""
+        )
+    if (summary["added"], summary["changed"], summary["removed"]) != (0, 1, 0):
+        raise BenchError(f"change: the last write changed {summary}, not one instance")
+    return Result(
+        "change",
+        f"POST a 1-attribute change to a {env.size.import_instances:,}-instance state",
+        "the first import of the same state",
+        cand,
+        base,
+        "ratio <= 0.30",
+        (cand / base) <= 0.30,
+        env.size.runs,
+    )
+
+
+async def storage_case(env: Env) -> Result:
+    """Database growth of a first import, then of each of `history_versions` one-attribute
+    changes to it (the time of those writes is the candidate; no baseline)."""
+    document = generate_state(env.size.import_instances, seed=1)
+    empty = await _database_bytes(env)
+    _ok(await env.http.post("/states/bench/history", content=dumps(document)))
+    first = await _database_bytes(env) - empty
+    versions = env.size.history_versions
+    bodies = [_changed(document, serial) for serial in range(2, 2 + versions)]
+    growth = []
+    started = time.perf_counter()
+    for body in bodies:
+        before = await _database_bytes(env)
+        _ok(await env.http.post("/states/bench/history", content=body))
+        growth.append(await _database_bytes(env) - before)
+    seconds = time.perf_counter() - started
+    total = sum(growth)
+    per_version = statistics.median(growth) / first
+    # 100 versions within the first import's size again (scaled when fewer were written)
+    met = per_version <= 0.01 and total * 100 / versions <= first
+    return Result(
+        "storage",
+        f"database growth of {versions} 1-attribute changes vs the first import "
+        f"({first / 1e6:.1f} MB)",
+        "(sizes)",
+        seconds / versions,
+        None,
+        "median version <= 1% of the first; 100 versions <= 2x the first",
+        met,
+        versions,
+        {
+            "first_mb": round(first / 1e6, 2),
+            "median_version_pct": round(100 * per_version, 3),
+            "versions_x_first": round((first + total) / first, 3),
+        },
+    )
+
+
 IMPORT_GROUP = (import_case, blast_radius_whole_case)
 BIG_GROUP = (big_import_case, blast_radius_case, list_case, state_get_case)
 LOCK_GROUP = (locks_case,)
 PLAN_GROUP = (plan_case,)
-GROUPS = {"import": IMPORT_GROUP, "big": BIG_GROUP, "locks": LOCK_GROUP, "plan": PLAN_GROUP}
+HISTORY_GROUP = (change_case, storage_case)
+GROUPS = {
+    "import": IMPORT_GROUP,
+    "big": BIG_GROUP,
+    "locks": LOCK_GROUP,
+    "plan": PLAN_GROUP,
+    "history": HISTORY_GROUP,
+}

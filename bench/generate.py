@@ -6,6 +6,7 @@ layered dependency DAG: each instance depends on `deps` resources created
 before it, a share of them fan-in hubs (a VPC, an IAM role) that hundreds of
 instances depend on. Dependencies name single-instance resources, so the
 state has exactly `deps` edges per instance (the first few have fewer).
+Resources are written in Terraform's order (module, mode, type, name).
 """
 
 import random
@@ -130,6 +131,9 @@ def generate_state(
         "serial": serial,
         "lineage": lineage or str(uuid.UUID(int=rng.getrandbits(128))),
         "outputs": {"vpc_id": {"value": "vpc-0123", "type": "string"}},
-        "resources": resources,
+        # Terraform writes resources sorted by module, mode, type and name
+        "resources": sorted(
+            resources, key=lambda r: (r.get("module", ""), r["mode"], r["type"], r["name"])
+        ),
         "check_results": None,
     }

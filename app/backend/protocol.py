@@ -14,7 +14,7 @@ from starlette.requests import Request
 
 from app.errors import BadInput, LimitExceeded
 from app.jsonutil import JsonInputError, read
-from app.tfstate import NormalizedState, StateError, parse_state
+from app.tfstate import EncryptedState, EnvelopeError, NormalizedState, StateError, parse_body
 
 # Go's zero time.Time, as a LockInfo built from only an ID marshals its "Created"
 _ZERO_TIME = "0001-01-01T00:00:00Z"
@@ -63,10 +63,13 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def decode_state(body: bytes) -> NormalizedState:
-    """Parse a POSTed state (CPU-bound: run it off the event loop)."""
+def decode_state(body: bytes) -> NormalizedState | EncryptedState:
+    """Parse a POSTed state, or an OpenTofu encrypted state's envelope (CPU-bound: run
+    it off the event loop)."""
     try:
-        return parse_state(body)
+        return parse_body(body)
+    except EnvelopeError as exc:
+        raise BadInput(f"not a valid OpenTofu encrypted state: {exc}") from None
     except StateError as exc:
         raise BadInput(f"not a valid Terraform v4 state: {exc}") from None
 

@@ -6,7 +6,8 @@ from uuid import UUID
 
 import asyncpg
 
-from app.errors import NotFound
+from app.errors import AppError, BadInput, NotFound
+from app.graph.queries import valid_at
 from app.graph.sensitive import Path, overlaps, sensitive_paths
 
 
@@ -33,11 +34,19 @@ class VersionDiff:
 
 
 _MISSING = object()
+# A row of one of the two versions that the other holds too (the same row, shared).
+_AT_AGAINST = "r.serial_from <= o.serial AND (r.serial_to IS NULL OR r.serial_to > o.serial)"
+_AT_VERSION = "r.serial_from <= n.serial AND (r.serial_to IS NULL OR r.serial_to > n.serial)"
 
-# Per (version, against serial): the resources whose attributes differ, added
-# or removed, compared by address inside the database (JSONB equality).
-_DIFF = """
-    SELECT k.version_id, k.against, o.id AS against_id, c.*
+# Per (version, against serial): the resources whose attributes differ, added or
+# removed, compared by address inside the database (JSONB equality). Rows are shared
+# by the versions of their serial range (migration 0005), so only the rows that begin
+# or end between the two serials can differ: the work follows the change, not the state.
+# An encrypted version has no rows to compare: its pairs get none.
+_DIFF = f"""
+    SELECT k.version_id, k.against, o.id AS against_id,
+           CASE WHEN n.encrypted THEN n.serial WHEN o.encrypted THEN o.serial END AS encrypted,
+           c.*
     FROM unnest($1::uuid[], $2::bigint[]) AS k (version_id, against)
     JOIN state_versions n ON n.id = k.version_id
     LEFT JOIN state_versions o ON o.state_id = n.state_id AND o.serial = k.against
@@ -47,27 +56,35 @@ _DIFF = """
                     ELSE 'changed' END AS change,
                b.attributes AS old_attributes, a.attributes AS new_attributes,
                b.sensitive_attributes AS old_sensitive, a.sensitive_attributes AS new_sensitive
-        FROM (SELECT id, address, attributes, sensitive_attributes
-              FROM resources WHERE state_version_id = n.id) a
-        FULL JOIN (SELECT id, address, attributes, sensitive_attributes
-                   FROM resources WHERE state_version_id = o.id) b ON a.address = b.address
+        FROM (SELECT id, address, attributes, sensitive_attributes FROM resources r
+              WHERE {valid_at("r", "n.state_id", "n.serial")} AND NOT ({_AT_AGAINST})) a
+        FULL JOIN (SELECT id, address, attributes, sensitive_attributes FROM resources r
+                   WHERE {valid_at("r", "n.state_id", "o.serial")}
+                     AND NOT ({_AT_VERSION})) b ON a.address = b.address
         WHERE a.id IS NULL OR b.id IS NULL OR a.attributes IS DISTINCT FROM b.attributes
-    ) c ON o.id IS NOT NULL
+    ) c ON o.id IS NOT NULL AND NOT (n.encrypted OR o.encrypted)
     ORDER BY k.version_id, k.against, c.address"""
 
 
 async def diff_versions(
     conn: asyncpg.Connection, keys: list[tuple[UUID, int]]
-) -> dict[tuple[UUID, int], VersionDiff | NotFound]:
-    """Diffs of (version id, against serial) pairs; NotFound for a serial the state lacks."""
+) -> dict[tuple[UUID, int], VersionDiff | AppError]:
+    """Diffs of (version id, against serial) pairs; NotFound for a serial the state lacks,
+    BadInput when either version is encrypted."""
     records = await conn.fetch(
         _DIFF, [version_id for version_id, _ in keys], [against for _, against in keys]
     )
-    diffs: dict[tuple[UUID, int], VersionDiff | NotFound] = {}
+    diffs: dict[tuple[UUID, int], VersionDiff | AppError] = {}
     for record in records:
         key = (record["version_id"], record["against"])
         if record["against_id"] is None:
             diffs[key] = NotFound(f"the state has no version at serial {record['against']}")
+            continue
+        if record["encrypted"] is not None:
+            diffs[key] = BadInput(
+                f"version {record['encrypted']} is encrypted by OpenTofu: the server cannot "
+                "read its resources to compare them"
+            )
             continue
         diff = diffs.setdefault(key, VersionDiff(record["against"], [], [], []))
         assert isinstance(diff, VersionDiff)

@@ -16,7 +16,7 @@ import asyncpg
 
 from app.errors import Locked, NotFound
 from app.graph.store import Written, delete_state, ensure_state, write_version
-from app.tfstate import NormalizedState
+from app.tfstate import EncryptedState, NormalizedState
 
 
 async def _hold(conn: asyncpg.Connection, name: str) -> UUID | None:
@@ -145,7 +145,7 @@ async def guarded_write(
     body: bytes,
     lock_id: str | None,
     *,
-    state: NormalizedState,
+    state: NormalizedState | EncryptedState,
     actor: str,
 ) -> Written:
     """Store `body` as the next version of `name` (store.write_version's rules), refused

@@ -18,7 +18,19 @@ class StateKind(enum.Enum):
 STATE_COLUMNS = """s.id AS state_id, s.name AS state_name, s.kind AS state_kind,
     s.lineage AS state_lineage, s.created_at AS state_created_at"""
 VERSION_COLUMNS = """v.id AS version_id, v.serial, v.lineage AS version_lineage,
-    v.terraform_version, v.created_at AS version_created_at, v.created_by AS version_created_by"""
+    v.terraform_version, v.created_at AS version_created_at, v.created_by AS version_created_by,
+    v.encrypted AS version_encrypted"""
+
+
+def valid_at(alias: str, state_id: str = "$1", serial: str = "$2") -> str:
+    """SQL: the rows of `alias` (a resources, outputs or edges row) that the version at
+    `serial` of state `state_id` holds: each row is valid over [serial_from, serial_to)
+    (migration 0005). Names state_id, as every statement on a graph table does."""
+    return (
+        f"{alias}.state_id = {state_id} AND {alias}.serial_from <= {serial}"
+        f" AND ({alias}.serial_to IS NULL OR {alias}.serial_to > {serial})"
+    )
+
 
 STATE_KEY = Keyset(("state_name",), (str,))
 VERSION_KEY = Keyset(("serial",), (int,))  # newest first
@@ -121,11 +133,9 @@ async def versions_by_ids(conn: asyncpg.Connection, ids: list[UUID]) -> dict[UUI
 
 async def resource_counts(conn: asyncpg.Connection, version_ids: list[UUID]) -> dict[UUID, int]:
     records = await conn.fetch(
-        """SELECT state_version_id, count(*) AS n FROM resources
-           WHERE state_version_id = ANY($1::uuid[]) GROUP BY state_version_id""",
-        version_ids,
+        "SELECT id, resource_count FROM state_versions WHERE id = ANY($1::uuid[])", version_ids
     )
-    return {r["state_version_id"]: r["n"] for r in records}
+    return {r["id"]: r["resource_count"] for r in records}
 
 
 async def outputs_of(
@@ -133,15 +143,16 @@ async def outputs_of(
 ) -> dict[UUID, list[asyncpg.Record]]:
     """Each version's outputs in document order; a sensitive output's value is withheld."""
     records = await conn.fetch(
-        """SELECT state_version_id, name, type, coalesce(sensitive, false) AS sensitive,
-                  CASE WHEN sensitive THEN NULL ELSE value END AS value
-           FROM outputs WHERE state_version_id = ANY($1::uuid[])
-           ORDER BY state_version_id, position""",
+        f"""SELECT v.id AS version_id, o.name, o.type, coalesce(o.sensitive, false) AS sensitive,
+                   CASE WHEN o.sensitive THEN NULL ELSE o.value END AS value
+            FROM state_versions v JOIN outputs o ON {valid_at("o", "v.state_id", "v.serial")}
+            WHERE v.id = ANY($1::uuid[])
+            ORDER BY v.id, o.position""",
         version_ids,
     )
     outputs: dict[UUID, list[asyncpg.Record]] = {}
     for record in records:
-        outputs.setdefault(record["state_version_id"], []).append(record)
+        outputs.setdefault(record["version_id"], []).append(record)
     return outputs
 
 

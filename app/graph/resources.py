@@ -9,7 +9,7 @@ from uuid import UUID
 import asyncpg
 
 from app.errors import BadInput, NotFound
-from app.graph.queries import STATE_COLUMNS, VERSION_COLUMNS
+from app.graph.queries import STATE_COLUMNS, VERSION_COLUMNS, valid_at
 from app.graph.sensitive import sensitive_paths, withhold
 from app.paging import ALL, Keyset, Page, paged_sql, pages_by_owner, single_page
 
@@ -37,21 +37,27 @@ class ResourceFilter:
 
 NO_FILTER = ResourceFilter()
 
+# A resource row is shared by the versions of its serial range (migration 0005), so a
+# resource is always read at a version: (row id, version id) is its key.
+ResourceKey = tuple[UUID, UUID]
+
 # The columns of a resource row, with its version's and state's (see queries.py).
 RESOURCE_COLUMNS = f"""r.id, r.address, r.mode, r.type, r.name, r.provider, r.module_path,
     r.each, r.index_key, r.deposed, r.status, r.attributes, r.sensitive_attributes,
     {VERSION_COLUMNS}, {STATE_COLUMNS}"""
-# Joins a page `p` (with an `id` column) to RESOURCE_COLUMNS.
-RESOURCE_JOINS = """LEFT JOIN resources r ON r.id = p.id
-    LEFT JOIN state_versions v ON v.id = r.state_version_id
+# Joins a page `p` (with `id`, `state_id` and `version_id` columns) to RESOURCE_COLUMNS.
+RESOURCE_JOINS = """LEFT JOIN resources r ON r.id = p.id AND r.state_id = p.state_id
+    LEFT JOIN state_versions v ON v.id = p.version_id
     LEFT JOIN states s ON s.id = v.state_id"""
-# The current version of every state (the `state_versions (state_id, serial DESC)` index).
+# The current version of every state (the `state_versions (state_id, serial DESC)` index);
+# the rows still open (serial_to NULL) are exactly the current version's.
 CURRENT_SCOPE = """states s
     CROSS JOIN LATERAL (SELECT id, state_id FROM state_versions
                         WHERE state_id = s.id ORDER BY serial DESC LIMIT 1) v
-    JOIN resources r ON r.state_version_id = v.id"""
-VERSION_SCOPE = """resources r JOIN state_versions v ON v.id = r.state_version_id
-    JOIN states s ON s.id = v.state_id"""
+    JOIN resources r ON r.state_id = s.id AND r.serial_to IS NULL"""
+# Versions `v` given by the statement, their rows by serial range.
+VERSION_SCOPE = f"""state_versions v JOIN states s ON s.id = v.state_id
+    JOIN resources r ON {valid_at("r", "v.state_id", "v.serial")}"""
 
 RESOURCE_KEY = Keyset(("state_name", "address"), (str, str))
 
@@ -109,8 +115,8 @@ async def _resources(
     conditions = filter_conditions(f, arg)
     cursor = f"(state_name, address) > ({arg(after[0])}, {arg(after[1])})" if after else "true"
     sql = paged_sql(
-        f"""SELECT {owner} AS owner, r.id, s.name COLLATE "C" AS state_name,
-                   r.address COLLATE "C" AS address
+        f"""SELECT {owner} AS owner, r.id, r.state_id, v.id AS version_id,
+                   s.name COLLATE "C" AS state_name, r.address COLLATE "C" AS address
             FROM {scope} WHERE {where} AND {conditions}""",
         order="state_name, address",
         after=cursor,
@@ -161,9 +167,9 @@ async def version_resources(
     arg = Params()
     records = await _resources(
         conn,
-        owner="r.state_version_id",
+        owner="v.id",
         scope=VERSION_SCOPE,
-        where=f"r.state_version_id = ANY({arg(version_ids)}::uuid[])",
+        where=f"v.id = ANY({arg(version_ids)}::uuid[])",
         arg=arg,
         f=f,
         first=first,
@@ -172,11 +178,18 @@ async def version_resources(
     return pages_by_owner(records, first, RESOURCE_KEY)
 
 
-async def resources_by_ids(conn: asyncpg.Connection, ids: list[UUID]) -> dict[UUID, asyncpg.Record]:
+async def resources_by_keys(
+    conn: asyncpg.Connection, keys: list[ResourceKey]
+) -> dict[ResourceKey, asyncpg.Record]:
     records = await conn.fetch(
-        f"SELECT {RESOURCE_COLUMNS} FROM {VERSION_SCOPE} WHERE r.id = ANY($1::uuid[])", ids
+        f"""SELECT {RESOURCE_COLUMNS}
+            FROM unnest($1::uuid[], $2::uuid[]) AS k (id, version_id)
+            JOIN state_versions v ON v.id = k.version_id JOIN states s ON s.id = v.state_id
+            JOIN resources r ON r.id = k.id AND {valid_at("r", "v.state_id", "v.serial")}""",
+        [row_id for row_id, _ in keys],
+        [version_id for _, version_id in keys],
     )
-    return {r["id"]: r for r in records}
+    return {(r["id"], r["version_id"]): r for r in records}
 
 
 async def find_resource(
@@ -184,11 +197,12 @@ async def find_resource(
 ) -> asyncpg.Record:
     """The resource at `address` in state `state` (current version, or at `serial`)."""
     record = await conn.fetchrow(
-        f"""SELECT {RESOURCE_COLUMNS} FROM {VERSION_SCOPE}
-            WHERE v.id = (SELECT v2.id FROM states s2 JOIN state_versions v2 ON v2.state_id = s2.id
-                          WHERE s2.name = $1 AND ($3::bigint IS NULL OR v2.serial = $3)
-                          ORDER BY v2.serial DESC LIMIT 1)
-              AND r.address = $2""",
+        f"""SELECT {RESOURCE_COLUMNS}
+            FROM (SELECT v2.id FROM states s2 JOIN state_versions v2 ON v2.state_id = s2.id
+                  WHERE s2.name = $1 AND ($3::bigint IS NULL OR v2.serial = $3)
+                  ORDER BY v2.serial DESC LIMIT 1) k
+            JOIN state_versions v ON v.id = k.id JOIN states s ON s.id = v.state_id
+            JOIN resources r ON {valid_at("r", "v.state_id", "v.serial")} AND r.address = $2""",
         state,
         address,
         serial,

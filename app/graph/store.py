@@ -12,19 +12,24 @@ from uuid import UUID
 
 import asyncpg
 
-from app.errors import Conflict, NotFound
+from app.errors import BadInput, Conflict, NotFound
 from app.graph.events import append_event
 from app.graph.ids import time_ordered_ids
+from app.graph.queries import valid_at
 from app.jsonutil import JSON_NULL, gc_paused, loads
 from app.tfstate import (
     INSTANCE_COLUMNS,
     OUTPUT_COLUMNS,
+    EncryptedState,
     InstanceRow,
     NormalizedState,
     OutputRow,
     parse_state,
     render_state,
 )
+from app.tfstate.digest import instance_digest, output_digest
+from app.tfstate.order import in_document_order, layout_of
+from app.tfstate.parse import resolve_edges
 
 _JSONB_INSTANCE = {
     "index_key",
@@ -46,10 +51,6 @@ class Written:
     created: bool  # False when the very same body was already stored at that serial
 
 
-async def state_id_of(conn: asyncpg.Connection, name: str) -> UUID | None:
-    return await conn.fetchval("SELECT id FROM states WHERE name = $1", name)
-
-
 async def ensure_state(conn: asyncpg.Connection, name: str, kind: str = "terraform") -> UUID:
     """The state's id, creating its row when it has none (a first lock or write)."""
     state_id = await conn.fetchval(
@@ -66,8 +67,9 @@ async def ensure_state(conn: asyncpg.Connection, name: str, kind: str = "terrafo
 async def current_version(conn: asyncpg.Connection, state_id: UUID) -> asyncpg.Record | None:
     return await conn.fetchrow(
         """SELECT v.id, v.serial, v.lineage, v.raw_md5,
-                  NOT EXISTS (SELECT 1 FROM resources r WHERE r.state_version_id = v.id)
-                  AND NOT EXISTS (SELECT 1 FROM outputs o WHERE o.state_version_id = v.id) AS empty
+                  NOT v.encrypted AND v.resource_count = 0 AND NOT EXISTS (
+                      SELECT 1 FROM outputs o
+                      WHERE o.state_id = v.state_id AND o.serial_to IS NULL) AS empty
            FROM state_versions v WHERE v.state_id = $1
            ORDER BY v.serial DESC LIMIT 1""",
         state_id,
@@ -82,7 +84,7 @@ async def write_version(
     actor: str,
     action: str = "write",
     kind: str = "terraform",
-    state: NormalizedState | None = None,
+    state: NormalizedState | EncryptedState | None = None,
     detail: dict[str, Any] | None = None,
 ) -> Written:
     """Store `body` as the next version of state `name`.
@@ -90,7 +92,8 @@ async def write_version(
     Rules Terraform relies on: serial never goes backwards; the same serial
     with a different body is refused, the very same body again is accepted
     and changes nothing (a retry after a lost response); lineage is fixed once
-    set, unless the current version is empty.
+    set (when known), unless the current version is empty. An encrypted state
+    is a version with no rows, numbered as `EncryptedState.as_version` says.
     """
     state = state or parse_state(body)
     md5 = hashlib.md5(body).digest()
@@ -99,10 +102,16 @@ async def write_version(
         # Serializes writers of one state: the checks below cannot race.
         await conn.execute("SELECT 1 FROM states WHERE id = $1 FOR UPDATE", state_id)
         current = await current_version(conn, state_id)
+        if isinstance(state, EncryptedState):
+            state = state.as_version(
+                current["serial"] if current else None,
+                current["lineage"] if current else None,
+                same_bytes=current is not None and md5 == current["raw_md5"],
+            )
         if current is not None:
             if state.serial == current["serial"] and md5 == current["raw_md5"]:
                 return Written(state_id, current["id"], state.serial, created=False)
-            if state.lineage != current["lineage"] and not current["empty"]:
+            if current["lineage"] and state.lineage != current["lineage"] and not current["empty"]:
                 raise Conflict(
                     f"lineage mismatch: state {name!r} has lineage {current['lineage']}, "
                     f"the new version has {state.lineage}",
@@ -115,7 +124,13 @@ async def write_version(
                     {"current_serial": current["serial"], "serial": state.serial},
                 )
         version_id = await _insert_version(conn, state_id, state, body, md5, actor)
-        await conn.execute("UPDATE states SET lineage = $2 WHERE id = $1", state_id, state.lineage)
+        # Building rows allocates per instance; with the parsed state alive, each GC pass
+        # would walk millions of objects that can form no cycle.
+        with gc_paused():
+            changes = await _write_rows(conn, state_id, version_id, state)
+        await conn.execute(
+            "UPDATE states SET lineage = nullif($2, '') WHERE id = $1", state_id, state.lineage
+        )
         await append_event(
             conn,
             state_name=name,
@@ -123,7 +138,13 @@ async def write_version(
             action=action,
             actor=actor,
             serial=state.serial,
-            detail={"resources": len(state.instances), "bytes": len(body), **(detail or {})},
+            detail={
+                "resources": len(state.instances),
+                "bytes": len(body),
+                **changes.summary(),
+                **({"encrypted": True} if state.encrypted else {}),
+                **(detail or {}),
+            },
         )
     return Written(state_id, version_id, state.serial, created=True)
 
@@ -136,11 +157,11 @@ async def _insert_version(
     md5: bytes,
     actor: str,
 ) -> UUID:
-    version_id = await conn.fetchval(
+    return await conn.fetchval(
         """INSERT INTO state_versions
                (state_id, serial, lineage, terraform_version, raw_state, raw_md5,
-                extra, omitted, created_by)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id""",
+                extra, omitted, created_by, resource_count, layout, encrypted)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id""",
         state_id,
         state.serial,
         state.lineage,
@@ -150,35 +171,158 @@ async def _insert_version(
         state.extra,
         state.omitted,
         actor,
+        len(state.instances),
+        layout_of(state.instances),
+        state.encrypted,
     )
-    # Building rows allocates per instance; with the parsed state alive, each GC pass
-    # would walk millions of objects that can form no cycle.
-    with gc_paused():
-        await _copy_rows(conn, version_id, state)
-    return version_id
 
 
-async def _copy_rows(conn: asyncpg.Connection, version_id: UUID, state: NormalizedState) -> None:
-    ids = time_ordered_ids(len(state.instances))
-    if state.instances:
+@dataclass(frozen=True)
+class RowChanges:
+    """What a write did to the rows of the current version (instances by address)."""
+
+    added: int
+    changed: int
+    removed: int
+
+    def summary(self) -> dict[str, int]:
+        return {"added": self.added, "changed": self.changed, "removed": self.removed}
+
+
+async def _write_rows(
+    conn: asyncpg.Connection, state_id: UUID, version_id: UUID, state: NormalizedState
+) -> RowChanges:
+    """Share the current version's unchanged rows with the new version; insert what was
+    added or changed, close what was removed or replaced (serial_to = the new serial).
+
+    An edge between two kept rows is kept too: a kept row has the same dependencies,
+    and a kept target is the same instance of the same resource. So only edges from or
+    to new rows are inserted, and only edges touching closed rows are closed.
+    """
+    serial = state.serial
+    current = {
+        r["address"]: (r["id"], r["content_hash"])
+        for r in await conn.fetch(
+            """SELECT address, id, content_hash FROM resources
+               WHERE state_id = $1 AND serial_to IS NULL""",
+            state_id,
+        )
+    }
+    row_ids: list[UUID | None] = []
+    new_rows: list[tuple[int, bytes]] = []  # (position, digest)
+    changed = 0
+    for position, row in enumerate(state.instances):
+        digest = instance_digest(row)
+        kept = current.pop(row.address, None)
+        if kept is not None and kept[1] == digest:
+            row_ids.append(kept[0])
+            continue
+        if kept is not None:
+            changed += 1
+            current[row.address] = kept  # closed below, with the removed ones
+        row_ids.append(None)
+        new_rows.append((position, digest))
+    closed = [row_id for row_id, _ in current.values()]
+    if closed:
+        await conn.execute(
+            """UPDATE resources SET serial_to = $2 WHERE state_id = $1 AND id = ANY($3::uuid[])""",
+            state_id,
+            serial,
+            closed,
+        )
+        await conn.execute(
+            """UPDATE resource_dependencies SET serial_to = $2
+               WHERE state_id = $1 AND serial_to IS NULL
+                 AND (from_resource_id = ANY($3::uuid[]) OR to_resource_id = ANY($3::uuid[]))""",
+            state_id,
+            serial,
+            closed,
+        )
+    new_ids = time_ordered_ids(len(new_rows))
+    for (position, _), row_id in zip(new_rows, new_ids, strict=True):
+        row_ids[position] = row_id
+    if new_rows:
+        instances = state.instances
         await conn.copy_records_to_table(
             "resources",
-            columns=("id", "state_version_id", *INSTANCE_COLUMNS),
+            columns=_RESOURCE_COPY_COLUMNS,
             records=[
-                (rid, version_id, *row) for rid, row in zip(ids, state.instances, strict=True)
+                (row_id, state_id, version_id, serial, digest, *instances[position])
+                for (position, digest), row_id in zip(new_rows, new_ids, strict=True)
             ],
         )
-    if state.edges:
-        await conn.copy_records_to_table(
-            "resource_dependencies",
-            columns=("state_version_id", "from_resource_id", "to_resource_id"),
-            records=[(version_id, ids[a], ids[b]) for a, b in state.edges],
+        # all new on a first write: the state's edges (kept for the state's other users)
+        new_positions = {position for position, _ in new_rows}
+        pairs = (
+            state.edges
+            if len(new_rows) == len(instances)
+            else resolve_edges(instances, touching=new_positions)
         )
-    if state.outputs:
+        edges = [(state_id, version_id, serial, row_ids[a], row_ids[b]) for a, b in pairs]
+        if edges:
+            await conn.copy_records_to_table(
+                "resource_dependencies",
+                columns=(
+                    "state_id",
+                    "state_version_id",
+                    "serial_from",
+                    "from_resource_id",
+                    "to_resource_id",
+                ),
+                records=edges,
+            )
+    await _write_outputs(conn, state_id, version_id, state)
+    return RowChanges(len(new_rows) - changed, changed, len(closed) - changed)
+
+
+_RESOURCE_COPY_COLUMNS = (
+    "id",
+    "state_id",
+    "state_version_id",
+    "serial_from",
+    "content_hash",
+    *INSTANCE_COLUMNS,
+)
+
+
+async def _write_outputs(
+    conn: asyncpg.Connection, state_id: UUID, version_id: UUID, state: NormalizedState
+) -> None:
+    """Outputs follow versions like instances do (by name, their position included)."""
+    current = {
+        r["name"]: r["content_hash"]
+        for r in await conn.fetch(
+            "SELECT name, content_hash FROM outputs WHERE state_id = $1 AND serial_to IS NULL",
+            state_id,
+        )
+    }
+    new = []
+    for row in state.outputs:
+        digest = output_digest(row)
+        if current.get(row.name) == digest:
+            del current[row.name]
+        else:
+            new.append((state_id, version_id, state.serial, digest, *row))
+    replaced = list(current)  # removed, or changed (a new row follows)
+    if replaced:
+        await conn.execute(
+            """UPDATE outputs SET serial_to = $2
+               WHERE state_id = $1 AND serial_to IS NULL AND name = ANY($3::text[])""",
+            state_id,
+            state.serial,
+            replaced,
+        )
+    if new:
         await conn.copy_records_to_table(
             "outputs",
-            columns=("state_version_id", *OUTPUT_COLUMNS),
-            records=[(version_id, *row) for row in state.outputs],
+            columns=(
+                "state_id",
+                "state_version_id",
+                "serial_from",
+                "content_hash",
+                *OUTPUT_COLUMNS,
+            ),
+            records=new,
         )
 
 
@@ -202,7 +346,8 @@ async def find_version(
 ) -> asyncpg.Record:
     """The version row of state `name` at `serial` (default: current); NotFound otherwise."""
     record = await conn.fetchrow(
-        """SELECT v.id, v.state_id, v.serial, v.lineage, v.terraform_version, v.extra, v.omitted
+        """SELECT v.id, v.state_id, v.serial, v.lineage, v.terraform_version, v.extra,
+                  v.omitted, v.layout, v.encrypted
            FROM states s JOIN state_versions v ON v.state_id = s.id
            WHERE s.name = $1 AND ($2::bigint IS NULL OR v.serial = $2)
            ORDER BY v.serial DESC LIMIT 1""",
@@ -218,22 +363,25 @@ async def find_version(
 async def render_version(conn: asyncpg.Connection, version: asyncpg.Record) -> dict[str, Any]:
     """The state document of `version`, rendered from its normalized rows."""
     instance_rows = await conn.fetch(
-        f"""SELECT {_select_list(INSTANCE_COLUMNS, _JSONB_INSTANCE)} FROM resources
-            WHERE state_version_id = $1 ORDER BY resource_index, instance_index""",
-        version["id"],
+        f"""SELECT {_select_list(INSTANCE_COLUMNS, _JSONB_INSTANCE)} FROM resources r
+            WHERE {valid_at("r")}""",
+        version["state_id"],
+        version["serial"],
     )
     output_rows = await conn.fetch(
-        f"""SELECT {_select_list(OUTPUT_COLUMNS, _JSONB_OUTPUT)} FROM outputs
-            WHERE state_version_id = $1 ORDER BY position""",
-        version["id"],
+        f"""SELECT {_select_list(OUTPUT_COLUMNS, _JSONB_OUTPUT)} FROM outputs o
+            WHERE {valid_at("o")} ORDER BY position""",
+        version["state_id"],
+        version["serial"],
+    )
+    instances = (
+        InstanceRow(*_from_text(r, INSTANCE_COLUMNS, _JSONB_INSTANCE)) for r in instance_rows
     )
     return render_state(
         serial=version["serial"],
         lineage=version["lineage"],
         terraform_version=version["terraform_version"],
-        instances=[
-            InstanceRow(*_from_text(r, INSTANCE_COLUMNS, _JSONB_INSTANCE)) for r in instance_rows
-        ],
+        instances=in_document_order(instances, version["layout"]),
         outputs=[OutputRow(*_from_text(r, OUTPUT_COLUMNS, _JSONB_OUTPUT)) for r in output_rows],
         extra=version["extra"],
         omitted=version["omitted"],
@@ -245,6 +393,11 @@ async def export_state(
 ) -> dict[str, Any]:
     """Render state `name` (current or at `serial`) from its rows and record the export."""
     version = await find_version(conn, name, serial)
+    if version["encrypted"]:
+        raise BadInput(
+            f"state {name!r} at serial {version['serial']} is encrypted by OpenTofu: the server "
+            "cannot read it, only serve its bytes through the HTTP backend"
+        )
     document = await render_version(conn, version)
     await append_event(
         conn,
@@ -285,12 +438,14 @@ async def raw_slice(
 
 
 async def delete_state(conn: asyncpg.Connection, state_id: UUID, name: str, *, actor: str) -> int:
-    """Delete a state and its history (its rows cascade); its events stay, by name.
-    Returns how many versions went."""
+    """Delete a state and its history; its events stay, by name. Returns how many
+    versions went. The graph rows have no foreign keys (see migration 0005): they go
+    by state_id, then the state (its versions and lock cascade)."""
     versions = await conn.fetchval(
-        # the count sees the snapshot from before the DELETE in the same statement
-        """WITH edges AS (DELETE FROM resource_dependencies d USING state_versions v
-                          WHERE d.state_version_id = v.id AND v.state_id = $1),
+        # the count sees the snapshot from before the DELETEs in the same statement
+        """WITH edges AS (DELETE FROM resource_dependencies WHERE state_id = $1),
+                rows AS (DELETE FROM resources WHERE state_id = $1),
+                outs AS (DELETE FROM outputs WHERE state_id = $1),
                 gone AS (DELETE FROM states WHERE id = $1)
            SELECT count(*) FROM state_versions WHERE state_id = $1""",
         state_id,

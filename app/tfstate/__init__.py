@@ -1,5 +1,7 @@
-"""Terraform v4 state, pure: parse and validate, normalize into rows, render back."""
+"""Terraform v4 state, pure: parse and validate, normalize into rows, render back;
+and OpenTofu's encrypted state, recognised by its envelope."""
 
+from app.tfstate.encrypted import EncryptedState, EnvelopeError, parse_body
 from app.tfstate.parse import (
     INSTANCE_COLUMNS,
     OUTPUT_COLUMNS,
@@ -14,10 +16,13 @@ from app.tfstate.render import render_state
 __all__ = [
     "INSTANCE_COLUMNS",
     "OUTPUT_COLUMNS",
+    "EncryptedState",
+    "EnvelopeError",
     "InstanceRow",
     "NormalizedState",
     "OutputRow",
     "StateError",
+    "parse_body",
     "parse_state",
     "render_state",
 ]

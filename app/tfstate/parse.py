@@ -10,6 +10,8 @@ table. Conventions that make the round trip exact:
   level, repeated on each of its instances).
 """
 
+import functools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -79,10 +81,15 @@ class NormalizedState:
     terraform_version: str | None
     instances: list[InstanceRow]
     outputs: list[OutputRow]
-    # (from, to) positions in `instances`
-    edges: list[tuple[int, int]]
     extra: dict[str, Any] = field(default_factory=dict)
     omitted: list[str] = field(default_factory=list)
+    # An OpenTofu state encrypted on the client: the version has no rows to read
+    encrypted: bool = False
+
+    @functools.cached_property
+    def edges(self) -> list[tuple[int, int]]:
+        """Every dependency edge, as (from, to) positions in `instances`."""
+        return resolve_edges(self.instances)
 
 
 # Keys normalized into columns, and the Python types their values must have.
@@ -139,7 +146,7 @@ def _split(
             columns[key] = value
         else:
             raise StateError(
-                f"{where}: {key!r} must be {_type_name(types)}, got {_json_type(value)}"
+                f"{where}: {key!r} must be {_type_name(types)}, got {json_type(value)}"
             )
     return columns, extra
 
@@ -155,7 +162,8 @@ def _type_name(types: tuple[type, ...]) -> str:
     return " or ".join(names[t] for t in types)
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """How a JSON value's type is named in error messages."""
     if value is None:
         return "null"
     return {
@@ -173,37 +181,47 @@ def _require(obj: dict[str, Any], key: str, types: tuple[type, ...], where: str)
         raise StateError(f"{where}: missing required field {key!r}")
     value = obj[key]
     if not _is(value, types):
-        raise StateError(f"{where}: {key!r} must be {_type_name(types)}, got {_json_type(value)}")
+        raise StateError(f"{where}: {key!r} must be {_type_name(types)}, got {json_type(value)}")
     return value
+
+
+def check_serial(serial: int, where: str, error: type[StateError] = StateError) -> int:
+    if not 0 <= serial <= MAX_SERIAL:
+        raise error(f"{where}: 'serial' must be between 0 and {MAX_SERIAL}, got {serial}")
+    return serial
 
 
 def parse_state(body: bytes | str) -> NormalizedState:
     """Parse and validate a v4 state document; raise StateError with the reason."""
     with gc_paused():
-        return _parse_state(body)
+        return normalize_document(load_document(body))
 
 
-def _parse_state(body: bytes | str) -> NormalizedState:
+def load_document(body: bytes | str) -> dict[str, Any]:
+    """The JSON object of a state body (call with the GC paused: it may be huge)."""
     try:
         doc = read(body)
     except JsonInputError as exc:
         raise StateError(str(exc)) from None
     if not isinstance(doc, dict):
-        raise StateError(f"a state must be a JSON object, got {_json_type(doc)}")
+        raise StateError(f"a state must be a JSON object, got {json_type(doc)}")
+    return doc
+
+
+def normalize_document(doc: dict[str, Any]) -> NormalizedState:
+    """A loaded v4 state document, validated and normalized into rows."""
     if "version" not in doc:
         raise StateError("missing required field 'version'")
     if doc["version"] != 4 or isinstance(doc["version"], bool):
         raise StateError(
             f"unsupported state version {doc['version']!r}: only version 4 is supported"
         )
-    serial = _require(doc, "serial", _INT, "state")
-    if not 0 <= serial <= MAX_SERIAL:
-        raise StateError(f"state: 'serial' must be between 0 and {MAX_SERIAL}, got {serial}")
+    serial = check_serial(_require(doc, "serial", _INT, "state"), "state")
     lineage = _require(doc, "lineage", _STR, "state")
     terraform_version = doc.get("terraform_version")
     if terraform_version is not None and not isinstance(terraform_version, str):
         raise StateError(
-            f"state: 'terraform_version' must be a string, got {_json_type(terraform_version)}"
+            f"state: 'terraform_version' must be a string, got {json_type(terraform_version)}"
         )
 
     extra = {k: v for k, v in doc.items() if k not in _STATE_KEYS}
@@ -218,7 +236,6 @@ def _parse_state(body: bytes | str) -> NormalizedState:
         terraform_version=terraform_version,
         instances=instances,
         outputs=outputs,
-        edges=resolve_edges(instances),
         extra=extra,
         omitted=omitted,
     )
@@ -226,13 +243,13 @@ def _parse_state(body: bytes | str) -> NormalizedState:
 
 def _outputs(outputs: Any) -> list[OutputRow]:
     if not isinstance(outputs, dict):
-        raise StateError(f"state: 'outputs' must be an object, got {_json_type(outputs)}")
+        raise StateError(f"state: 'outputs' must be an object, got {json_type(outputs)}")
     rows = []
     for position, (name, output) in enumerate(outputs.items()):
         where = f"output {name!r}"
         _indexable(name, where)
         if not isinstance(output, dict):
-            raise StateError(f"{where}: must be an object, got {_json_type(output)}")
+            raise StateError(f"{where}: must be an object, got {json_type(output)}")
         columns, extra = _split(output, _OUTPUT_FIELDS, where)
         rows.append(
             OutputRow(
@@ -249,13 +266,13 @@ def _outputs(outputs: Any) -> list[OutputRow]:
 
 def _instances(resources: Any) -> list[InstanceRow]:
     if not isinstance(resources, list):
-        raise StateError(f"state: 'resources' must be a list, got {_json_type(resources)}")
+        raise StateError(f"state: 'resources' must be a list, got {json_type(resources)}")
     rows: list[InstanceRow] = []
     seen: set[str] = set()
     for resource_index, resource in enumerate(resources):
         where = f"resources[{resource_index}]"
         if not isinstance(resource, dict):
-            raise StateError(f"{where}: must be an object, got {_json_type(resource)}")
+            raise StateError(f"{where}: must be an object, got {json_type(resource)}")
         mode = _require(resource, "mode", _STR, where)
         rtype = _require(resource, "type", _STR, where)
         name = _require(resource, "name", _STR, where)
@@ -275,7 +292,7 @@ def _instances(resources: Any) -> list[InstanceRow]:
         for instance_index, instance in enumerate(instances):
             iwhere = f"{where} instance {instance_index}"
             if not isinstance(instance, dict):
-                raise StateError(f"{iwhere}: must be an object, got {_json_type(instance)}")
+                raise StateError(f"{iwhere}: must be an object, got {json_type(instance)}")
             c, extra = _split(instance, _INSTANCE_FIELDS, iwhere)
             address = instance_address(
                 module, mode, rtype, name, c.get("index_key"), c.get("deposed")
@@ -331,12 +348,16 @@ def _indexable(text: str, where: str) -> None:
 def _optional_str(obj: dict[str, Any], key: str, where: str) -> str | None:
     value = obj.get(key)
     if value is not None and not isinstance(value, str):
-        raise StateError(f"{where}: {key!r} must be a string, got {_json_type(value)}")
+        raise StateError(f"{where}: {key!r} must be a string, got {json_type(value)}")
     return value
 
 
-def resolve_edges(instances: list[InstanceRow]) -> list[tuple[int, int]]:
-    """Edges from each instance to every current instance of the resources it names.
+def resolve_edges(
+    instances: list[InstanceRow], touching: set[int] | None = None
+) -> list[tuple[int, int]]:
+    """Edges from each instance to every current instance of the resources it names;
+    with `touching`, only the edges from or to those positions (a write that keeps the
+    other rows keeps the edges between them, app/graph/store.py).
 
     `dependencies` name resources by absolute config address (module keys
     dropped); legacy `depends_on` names them relative to the instance's own
@@ -348,16 +369,36 @@ def resolve_edges(instances: list[InstanceRow]) -> list[tuple[int, int]]:
         if row.deposed is None:
             key = resource_key(row.module_path, row.mode, row.type, row.name)
             by_resource.setdefault(key, []).append(position)
+    named = [_names(row) for row in instances]
+    if touching is None:
+        sources: Iterable[int] = range(len(instances))
+    else:
+        # the given rows, and every row naming a resource one of them is an instance of
+        targets = {
+            resource_key(r.module_path, r.mode, r.type, r.name)
+            for r in (instances[p] for p in touching)
+            if r.deposed is None
+        }
+        sources = [
+            p for p, names in enumerate(named) if p in touching or not targets.isdisjoint(names)
+        ]
     edges: dict[tuple[int, int], None] = {}
-    for position, row in enumerate(instances):
-        names: list[str] = []
-        if isinstance(row.dependencies_raw, list):
-            names.extend(row.dependencies_raw)
-        if isinstance(row.depends_on_raw, list):
-            module = module_config_path(row.module_path)
-            names.extend(f"{module}.{name}" if module else name for name in row.depends_on_raw)
-        for name in names:
+    for position in sources:
+        for name in named[position]:
             for target in by_resource.get(name, ()):
-                if target != position:
+                if target != position and (
+                    touching is None or position in touching or target in touching
+                ):
                     edges[(position, target)] = None
     return list(edges)
+
+
+def _names(row: InstanceRow) -> list[str]:
+    """The config addresses of the resources an instance depends on."""
+    names: list[str] = []
+    if isinstance(row.dependencies_raw, list):
+        names.extend(row.dependencies_raw)
+    if isinstance(row.depends_on_raw, list):
+        module = module_config_path(row.module_path)
+        names.extend(f"{module}.{name}" if module else name for name in row.depends_on_raw)
+    return names

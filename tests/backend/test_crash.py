@@ -54,6 +54,10 @@ async def _poll(conn: asyncpg.Connection, query: str, *args: object, gone: bool 
 async def _assert_intact(database_url: str, conn: asyncpg.Connection, body: bytes) -> None:
     assert await versions(conn, NAME) == [1]
     assert await conn.fetchval("SELECT count(*) FROM resources") == INSTANCES + 1
+    # no half-closed ranges: every row of the one version is still open
+    for table in ("resources", "resource_dependencies", "outputs"):
+        closed = f"SELECT count(*) FROM {table} WHERE serial_to IS NOT NULL"
+        assert await conn.fetchval(closed) == 0, table
     with live_server(database_url, OPEN) as server:
         async with http_client(server, None) as client:
             got = await client.get(URL)
@@ -77,12 +81,13 @@ async def test_killed_while_writing_the_rows(database_url, pool, conn) -> None:
         ):
             async with blocker.transaction():
                 # the second write gets past its version and resource rows, then waits here
+                # (closing the first version's edges, or copying its own)
                 await blocker.execute("LOCK TABLE resource_dependencies IN EXCLUSIVE MODE")
                 post = asyncio.create_task(client.post(URL, content=second))
                 writer = await _poll(
                     conn,
                     """SELECT pid FROM pg_stat_activity WHERE datname = current_database()
-                       AND wait_event_type = 'Lock' AND query LIKE 'COPY%resource_dependencies%'""",
+                       AND wait_event_type = 'Lock' AND query LIKE '%resource_dependencies%'""",
                 )
                 server.kill()
                 with pytest.raises(httpx.TransportError):

@@ -66,9 +66,9 @@ async def test_blast_radius_is_the_breadth_first_reference(pool, graph, max_dept
     async with pool.acquire() as conn:
         written = await write_version(conn, name, body, actor="test")
         ids = {
-            r["address"].removeprefix(T): r["id"]
+            r["address"].removeprefix(T): (r["id"], written.version_id)
             for r in await conn.fetch(
-                "SELECT id, address FROM resources WHERE state_version_id = $1", written.version_id
+                "SELECT id, address FROM resources WHERE state_id = $1", written.state_id
             )
         }
         for direction, hops in (

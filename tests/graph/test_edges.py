@@ -17,8 +17,9 @@ def _chain(first: int, last: int) -> list[str]:
 
 async def _ids(conn) -> dict[str, object]:
     await write_version(conn, "g", chain_graph(), actor="test")
-    rows = await conn.fetch("SELECT id, address FROM resources")
-    return {r["address"].removeprefix(T): r["id"] for r in rows}
+    rows = await conn.fetch("SELECT id, state_version_id, address FROM resources")
+    # a resource is read at a version: (row id, version id); here each row's only one
+    return {r["address"].removeprefix(T): (r["id"], r["state_version_id"]) for r in rows}
 
 
 def _radius(page) -> list[tuple[str, int, list[str]]]:
@@ -101,4 +102,8 @@ async def test_direct_neighbours(conn) -> None:
     dependents = await neighbours(conn, [ids["r"]], Direction.DEPENDENTS, first=10)
     assert [r["address"] for r in dependents[ids["r"]].rows] == [T + "b", T + "c", T + "k01"]
     found = await find_resource(conn, "g", T + "d")
-    assert found["id"] == ids["d"] and found["state_name"] == "g" and found["serial"] == 1
+    assert (
+        (found["id"], found["version_id"]) == ids["d"]
+        and found["state_name"] == "g"
+        and found["serial"] == 1
+    )

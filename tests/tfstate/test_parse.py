@@ -113,6 +113,8 @@ def _resource(**changes) -> bytes:
         (_doc(version=3), "unsupported state version 3: only version 4 is supported"),
         (b'{"serial": 1, "lineage": "L"}', "missing required field 'version'"),
         (_doc(serial="7"), "state: 'serial' must be an integer, got a string"),
+        (_doc(serial=-1), "state: 'serial' must be between 0 and 9223372036854775807, got -1"),
+        (_doc(serial=2**63), "state: 'serial' must be between 0 and"),  # a bigint column
         (
             json.dumps({"version": 4, "serial": 1}).encode(),
             "state: missing required field 'lineage'",

@@ -11,7 +11,7 @@ from app.api.loaders import by_key, paged
 from app.api.pagination import PageArgs
 from app.graph import diff, edges, events, queries, resources
 from app.graph.edges import Direction
-from app.graph.resources import ResourceFilter
+from app.graph.resources import ResourceFilter, ResourceKey
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class Filtered:
 class GraphLoaders:
     state: DataLoader[UUID, Any]
     version: DataLoader[UUID, Any]
-    resource: DataLoader[UUID, Any]
+    resource: DataLoader[ResourceKey, Any]
     event: DataLoader[UUID, Any]
     current_version: DataLoader[UUID, Any]
     version_at: DataLoader[tuple[UUID, int], Any]
@@ -48,15 +48,15 @@ class GraphLoaders:
     versions: DataLoader[tuple[UUID, PageArgs], Any]  # of a state
     events: DataLoader[tuple[str, PageArgs], Any]  # of a state name
     resources: DataLoader[tuple[UUID, Filtered], Any]  # of a version
-    neighbours: DataLoader[tuple[UUID, Hop], Any]
-    blast_radius: DataLoader[tuple[UUID, Blast], Any]
+    neighbours: DataLoader[tuple[ResourceKey, Hop], Any]
+    blast_radius: DataLoader[tuple[ResourceKey, Blast], Any]
 
     @classmethod
     def create(cls, pool: asyncpg.Pool) -> "GraphLoaders":
         return cls(
             state=by_key(pool, queries.states_by_ids),
             version=by_key(pool, queries.versions_by_ids),
-            resource=by_key(pool, resources.resources_by_ids),
+            resource=by_key(pool, resources.resources_by_keys),
             event=by_key(pool, events.events_by_ids),
             current_version=by_key(pool, queries.current_versions),
             version_at=by_key(pool, queries.versions_at),

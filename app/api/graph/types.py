@@ -51,6 +51,13 @@ def parse_id(value: str) -> UUID:
         raise BadInput(f"not an id: {value!r}") from None
 
 
+def parse_resource_id(value: str) -> resources.ResourceKey:
+    """A resource's id: its row, at a version (a row is shared by the versions of its
+    serial range, and what it links to depends on the version)."""
+    row_id, _, version_id = value.partition(":")
+    return parse_id(row_id), parse_id(version_id)
+
+
 @strawberry.input(description="Resources matching all the given fields.")
 class ResourceFilter:
     state: str | None = strawberry.field(default=None, description="The state's name.")
@@ -182,6 +189,13 @@ class State(relay.Node):
             info=r["info"],
         )
 
+    @strawberry.field(
+        description="Whether the current version is encrypted by OpenTofu (false with none)."
+    )
+    async def encrypted(self, info: Info) -> bool:
+        r = await info.context.graph.current_version.load(self.state_id)
+        return r is not None and r["version_encrypted"]
+
     @strawberry.field(description="The version with the highest serial.")
     async def current_version(self, info: Info) -> StateVersion | None:
         r = await info.context.graph.current_version.load(self.state_id)
@@ -230,6 +244,10 @@ class StateVersion(relay.Node):
     terraform_version: str | None
     created_at: datetime
     created_by: str
+    encrypted: bool = strawberry.field(
+        description="Encrypted by OpenTofu on the client: stored and served as written, "
+        "with no resources or outputs (the server cannot read it)."
+    )
     state: State
     version_id: strawberry.Private[UUID]
 
@@ -338,8 +356,13 @@ class Resource(relay.Node):
     async def resolve_nodes(
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[Resource | None]:
-        records = await info.context.graph.resource.load_many([parse_id(i) for i in node_ids])
+        keys = [parse_resource_id(i) for i in node_ids]
+        records = await info.context.graph.resource.load_many(keys)
         return [resources_of([r])[0] if r else None for r in records]
+
+    @property
+    def key(self) -> resources.ResourceKey:
+        return (self.resource_id, self.version.version_id)
 
 
 @strawberry.type
@@ -377,14 +400,14 @@ def _blast_key(arguments: Mapping[str, Any]) -> Blast:
 async def _load_hops(
     info: Info, owners: list[Resource], key: Hop, after: str | None
 ) -> list[Connection[Resource]]:
-    pages = await info.context.graph.neighbours.load_many([(o.resource_id, key) for o in owners])
+    pages = await info.context.graph.neighbours.load_many([(o.key, key) for o in owners])
     return [connection(page, resources_of(page.rows), after=after) for page in pages]
 
 
 async def _load_blasts(
     info: Info, owners: list[Resource], key: Blast, after: str | None
 ) -> list[Connection[BlastRadiusNode]]:
-    roots = [(o.resource_id, key) for o in owners]
+    roots = [(o.key, key) for o in owners]
     pages = await info.context.graph.blast_radius.load_many(roots)
     return [blast_connection(page, after) for page in pages]
 
@@ -443,6 +466,7 @@ def version_of(r: Mapping[str, Any], state: State | None = None) -> StateVersion
         terraform_version=r["terraform_version"],
         created_at=r["version_created_at"],
         created_by=r["version_created_by"],
+        encrypted=r["version_encrypted"],
         state=state or state_of(r),
     )
 
@@ -457,7 +481,7 @@ def resources_of(records: Iterable[Mapping[str, Any]]) -> list[Resource]:
             version = versions[r["version_id"]] = version_of(r)
         built.append(
             Resource(
-                id=str(r["id"]),
+                id=f"{r['id']}:{r['version_id']}",
                 resource_id=r["id"],
                 address=r["address"],
                 mode=resources.Mode(r["mode"]),

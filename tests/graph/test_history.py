@@ -1,0 +1,175 @@
+"""Versions share what did not change: every serial of a history reads back as written.
+
+A state posted as a sequence of versions (instances added, removed, changed,
+outputs changed, resources moved between modules, reordered) exports at every
+serial equal to what was posted, while unchanged rows are stored once.
+"""
+
+import copy
+import json
+import random
+import uuid
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.graph.diff import diff_versions
+from app.graph.store import export_state, find_version, write_version
+from app.jsonutil import dumps
+from app.tfstate.parse import MAX_SERIAL
+from tests.conftest import corpus_files, requires_corpus
+from tests.graph.states import resource, state
+from tests.graph.test_store import as_numbers
+from tests.strategies import states
+
+
+async def _exports_as_posted(conn: Any, name: str, posted: dict[int, bytes]) -> None:
+    for serial, body in posted.items():
+        exported = await export_state(conn, name, serial=serial, actor="test")
+        # numbers compared by value: jsonb keeps a number's value, not its spelling
+        assert as_numbers(dumps(exported)) == as_numbers(body), f"{name} at serial {serial}"
+
+
+def _evolve(document: dict[str, Any], step: int, rng: random.Random) -> dict[str, Any]:
+    """The next version of `document`: one kind of change per step, in turn."""
+    doc = copy.deepcopy(document)
+    doc["serial"] = document["serial"] + 1
+    resources = doc.setdefault("resources", [])
+    kind = step % 6
+    if kind == 0:  # an instance changes
+        for res in resources:
+            res["instances"][0]["attributes"] = {"changed": step}
+            break
+    elif kind == 1:  # a resource is added, in the middle
+        resources.insert(
+            len(resources) // 2,
+            resource("terraform_data", f"added{step}", keys=[0, 1], attributes={"n": step}),
+        )
+    elif kind == 2 and resources:  # a resource goes
+        resources.pop(rng.randrange(len(resources)))
+    elif kind == 3:  # outputs change
+        doc["outputs"] = {"step": {"value": step, "type": "number"}, **doc.get("outputs", {})}
+    elif kind == 4 and resources:  # a resource moves to another module
+        moved = resources[rng.randrange(len(resources))]
+        moved["module"] = f"module.moved{step}"
+    elif kind == 5:  # the same resources in another order
+        rng.shuffle(resources)
+    return doc
+
+
+@requires_corpus
+async def test_corpus_histories_export_every_serial_as_posted(conn) -> None:
+    rng = random.Random(7)
+    for index, path in enumerate(corpus_files()):
+        name = f"history/{index}"
+        document = json.loads(path.read_bytes())
+        posted = {document["serial"]: path.read_bytes()}
+        await write_version(conn, name, path.read_bytes(), actor="test")
+        for step in range(6):
+            document = _evolve(document, step, rng)
+            body = dumps(document)
+            await write_version(conn, name, body, actor="test")
+            posted[document["serial"]] = body
+        await _exports_as_posted(conn, name, posted)
+
+
+async def test_unchanged_rows_and_edges_are_stored_once(conn) -> None:
+    resources = [
+        resource("aws_vpc", "main", attributes={"id": "vpc-1"}),
+        resource("aws_subnet", "a", keys=[0, 1, 2], depends_on=["aws_vpc.main"]),
+        resource("aws_instance", "web", keys=["x", "y"], depends_on=["aws_subnet.a"]),
+    ]
+    first = state(resources, serial=1)
+    await write_version(conn, "shared", first, actor="test")
+    document = json.loads(first)
+    document["serial"] = 2
+    document["resources"][2]["instances"][0]["attributes"] = {"size": 2}
+    second = await write_version(conn, "shared", dumps(document), actor="test")
+    counts = await conn.fetchrow(
+        """SELECT (SELECT count(*) FROM resources WHERE state_id = $1) AS rows,
+                  (SELECT count(*) FROM resource_dependencies WHERE state_id = $1) AS edges""",
+        second.state_id,
+    )
+    # 6 instances + the one changed; 3 + 6 edges + the changed instance's 3 again
+    assert (counts["rows"], counts["edges"]) == (7, 12)
+    event = await conn.fetchval(
+        "SELECT detail FROM events WHERE serial = 2 AND state_name = 'shared'"
+    )
+    assert (event["added"], event["changed"], event["removed"]) == (0, 1, 0)
+    # a new instance of a depended-on resource: kept dependents gain an edge to it
+    document["serial"] = 3
+    document["resources"][0]["instances"].append({"schema_version": 0, "index_key": 1})
+    document["resources"][0]["instances"][0]["index_key"] = 0
+    await write_version(conn, "shared", dumps(document), actor="test")
+    open_edges = await conn.fetch(
+        """SELECT f.address AS source, t.address AS target FROM resource_dependencies d
+           JOIN resources f ON f.id = d.from_resource_id JOIN resources t ON t.id = d.to_resource_id
+           WHERE d.state_id = $1 AND d.serial_to IS NULL""",
+        second.state_id,
+    )
+    assert {(e["source"], e["target"]) for e in open_edges} == {
+        *((f"aws_subnet.a[{i}]", f"aws_vpc.main[{k}]") for i in range(3) for k in range(2)),
+        *((f'aws_instance.web["{k}"]', f"aws_subnet.a[{i}]") for k in "xy" for i in range(3)),
+    }
+
+
+async def test_diff_and_reads_at_each_serial(conn) -> None:
+    base = [resource("aws_s3_bucket", "b", keys=[0, 1], attributes={"acl": "private"})]
+    await write_version(conn, "d", state(base, serial=1), actor="test")
+    changed = [resource("aws_s3_bucket", "b", keys=[0, 1], attributes={"acl": "public-read"})]
+    await write_version(conn, "d", state(changed, serial=5), actor="test")
+    gone = [resource("aws_s3_bucket", "b", keys=[1], attributes={"acl": "public-read"})]
+    latest = await write_version(conn, "d", state(gone, serial=9), actor="test")
+    diffs = await diff_versions(conn, [(latest.version_id, 1), (latest.version_id, 5)])
+    against_first, against_second = diffs[(latest.version_id, 1)], diffs[(latest.version_id, 5)]
+    assert against_first.removed == ["aws_s3_bucket.b[0]"] and against_first.added == []
+    assert [c.address for c in against_first.changed] == ["aws_s3_bucket.b[1]"]
+    assert against_second.removed == ["aws_s3_bucket.b[0]"] and against_second.changed == []
+    middle = await find_version(conn, "d", 5)
+    back = await diff_versions(conn, [(middle["id"], 9)])
+    assert back[(middle["id"], 9)].added == ["aws_s3_bucket.b[0]"]
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """2-5 versions of one state: each keeps a random share of the previous version's
+    resources (some changed), adds new ones, and may reorder them."""
+    lineage = str(draw(st.uuids()))
+    serial = draw(st.integers(0, MAX_SERIAL - 10))  # a few versions follow
+    versions = []
+    previous: list[dict[str, Any]] = []
+    for _ in range(draw(st.integers(2, 5))):
+        document = draw(states())
+        kept = [
+            r
+            for r in previous
+            if draw(st.booleans())
+            and all(
+                (r.get("module"), r["mode"], r["type"], r["name"])
+                != (n.get("module"), n["mode"], n["type"], n["name"])
+                for n in document.get("resources", [])
+            )
+        ]
+        resources = kept + document.get("resources", [])
+        if draw(st.booleans()):
+            resources = draw(st.permutations(resources))
+        document["resources"] = resources
+        document["serial"], document["lineage"] = serial, lineage
+        serial += draw(st.integers(1, 3))
+        versions.append(document)
+        previous = resources
+    return versions
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=histories())
+async def test_random_histories_export_every_serial_as_posted(pool, history) -> None:
+    name = f"random/{uuid.uuid4()}"
+    posted = {}
+    async with pool.acquire() as conn:
+        for document in history:
+            body = dumps(document)
+            await write_version(conn, name, body, actor="test")
+            posted[document["serial"]] = body
+        await _exports_as_posted(conn, name, posted)
