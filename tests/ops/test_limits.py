@@ -65,7 +65,7 @@ def test_the_estimate_multiplies_first_along_lists(query: str, variables: dict, 
 
 async def test_a_query_just_under_the_cost_limit_runs(client, conn) -> None:
     await write_version(conn, "dense", dense(20), actor="test")
-    query = "{ resources(first: 1000) { edges { node { dependents(first: 19) { edges { node { address } } } } } } }"
+    query = "{ resources(first: 1000) { edges { node { dependents(first: 24) { edges { node { address } } } } } } }"
     body = await post(client, query)
     assert "errors" not in body, body
     assert len(body["data"]["resources"]["edges"]) == 20
