@@ -5,10 +5,12 @@ With DATABASE_URL unset, PostgreSQL comes from the `pgserver` package, with its
 data under $INFRAGRAPH_HOME (default ./.infragraph), reused on the next start.
 """
 
+import contextlib
 import logging
 import time
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import asyncpg
 from asyncpg.exceptions import _base as asyncpg_base
@@ -27,6 +29,8 @@ MIGRATIONS_DIR = (
     if _PACKAGED_MIGRATIONS.is_dir()
     else Path(__file__).resolve().parent.parent / "migrations"
 )
+# A row as the domain reads it: an asyncpg Record, or a dict built from one.
+Row = Mapping[str, Any] | asyncpg.Record
 # Any fixed 64-bit number: held while migrating so two servers starting together do not race.
 MIGRATION_LOCK_KEY = 0x1AF2A_6A0F
 
@@ -37,11 +41,11 @@ def embedded_url(home: Path) -> str:
     """Start (or reuse) the embedded PostgreSQL under `home` and return its URL."""
     global _embedded
     if _embedded is None:
-        import pgserver  # imported lazily: only needed without DATABASE_URL
+        from pgserver.postgres_server import get_server  # lazily: only without DATABASE_URL
 
         home.mkdir(parents=True, exist_ok=True)
-        _embedded = pgserver.get_server(home / "pgdata", cleanup_mode="stop")
-    return _embedded.get_uri()
+        _embedded = get_server(home / "pgdata", cleanup_mode="stop")
+    return str(_embedded.get_uri())
 
 
 def database_url(settings: Settings) -> str:
@@ -81,7 +85,7 @@ class Pool(asyncpg.Pool):
         self.acquire_timeout = acquire_timeout
         self.waiting = 0
 
-    def acquire(self, *, timeout: float | None = None) -> "_Acquire":
+    def acquire(self, *, timeout: float | None = None) -> "_Acquire":  # type: ignore[override]
         return _Acquire(self, self.acquire_timeout if timeout is None else timeout)
 
 
@@ -89,7 +93,7 @@ class _Acquire:
     def __init__(self, pool: Pool, timeout: float | None) -> None:
         self.pool = pool
         self.timeout = timeout
-        self.conn: asyncpg.Connection | None = None
+        self.conn: Any = None  # asyncpg's proxy of a Connection
 
     async def __aenter__(self) -> asyncpg.Connection:
         self.began = time.monotonic()
@@ -98,7 +102,7 @@ class _Acquire:
             self.conn = await asyncpg.Pool.acquire(self.pool, timeout=self.timeout)
         finally:
             self.pool.waiting -= 1
-        return self.conn
+        return cast(asyncpg.Connection, self.conn)
 
     async def __aexit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         assert self.conn is not None
@@ -134,6 +138,14 @@ async def create_pool(
     )
     await pool
     return pool
+
+
+@contextlib.asynccontextmanager
+async def connection(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
+    """A connection of `pool` for the block. asyncpg lends a proxy that forwards every call
+    to the Connection; it is typed as that Connection, which domain functions take."""
+    async with pool.acquire() as proxy:
+        yield cast(asyncpg.Connection, proxy)
 
 
 # Failures of the database rather than of the request: the client may retry.
@@ -210,8 +222,11 @@ def migration_files(directory: Path = MIGRATIONS_DIR) -> list[Path]:
     return sorted(directory.glob("[0-9][0-9][0-9][0-9]_*.sql"))
 
 
-async def migrate(conn: asyncpg.Connection, directory: Path = MIGRATIONS_DIR) -> list[str]:
-    """Apply pending migrations in order, each in its own transaction. Returns their names."""
+async def migrate(
+    conn: asyncpg.Connection, directory: Path = MIGRATIONS_DIR, *, until: int | None = None
+) -> list[str]:
+    """Apply pending migrations in order, each in its own transaction; with `until`, only
+    those numbered up to it (a database as an older release left it). Returns their names."""
     files = migration_files(directory)
     if not files:
         raise RuntimeError(f"no migrations found in {directory}: the installation is incomplete")
@@ -227,6 +242,8 @@ async def migrate(conn: asyncpg.Connection, directory: Path = MIGRATIONS_DIR) ->
         for path in files:
             if path.name in done:
                 continue
+            if until is not None and int(path.name[:4]) > until:
+                break
             async with conn.transaction():
                 await conn.execute(path.read_text())
                 await conn.execute("INSERT INTO schema_migrations (name) VALUES ($1)", path.name)

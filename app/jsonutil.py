@@ -11,7 +11,7 @@ import gc
 import json
 import math
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -134,12 +134,11 @@ def _check(value: Any) -> None:
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
             raise JsonInputError(f"nested deeper than {MAX_DEPTH} levels")
+        items: Iterable[Any] = node
         if type(node) is dict:
             for key in node:
                 _check_text(key)
             items = node.values()
-        else:
-            items = node
         for item in items:
             kind = type(item)
             if kind is dict or kind is list:

@@ -15,7 +15,8 @@ routes from a thread of their own on INFRAGRAPH_HEALTH_PORT (app.serving).
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -118,7 +119,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             max_size=settings.pool_size,
             acquire_timeout=settings.pool_timeout_s,
         )
-        async with pool.acquire() as conn:
+        async with db.connection(pool) as conn:
             await db.migrate(conn)
         if not settings.api_tokens:
             log.warning(
@@ -133,7 +134,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             collector.cancel()
             await pool.close()
 
-    handlers = {
+    handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
         AppError: _app_error,
         ClientDisconnect: _client_gone,
         **{kind: _database_error for kind in db.ERROR_TYPES},
@@ -150,7 +151,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             Middleware(RequestMiddleware),
             Middleware(AuthMiddleware, tokens=settings.api_tokens),
         ],
-        exception_handlers=handlers,  # type: ignore[arg-type]
+        exception_handlers=handlers,
         lifespan=lifespan,
     )
     app.state.settings = settings

@@ -6,7 +6,7 @@ answer past MAX_RESPONSE_BYTES is replaced by a LIMIT_EXCEEDED error (the cost
 limit of app.api.limits keeps answers far below it: this is the backstop).
 """
 
-from typing import Any
+from typing import Any, Literal
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -86,5 +86,5 @@ class GraphQLApp(GraphQL[Context, None]):
 
 def graphql_route(settings: Settings, path: str = "/graphql") -> Route:
     """GraphiQL and introspection only when the schema is public (INFRAGRAPH_PUBLIC_SCHEMA)."""
-    ide = "graphiql" if settings.public_schema else None
+    ide: Literal["graphiql"] | None = "graphiql" if settings.public_schema else None
     return Route(path, GraphQLApp(schema, graphql_ide=ide, max_body=settings.max_graphql_bytes))

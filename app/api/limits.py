@@ -34,7 +34,7 @@ from graphql import (
     get_named_type,
 )
 from graphql.language import Lexer, Source, TokenKind
-from graphql.validation import NoSchemaIntrospectionCustomRule, ValidationContext, ValidationRule
+from graphql.validation import ASTValidationRule, NoSchemaIntrospectionCustomRule, ValidationContext
 from strawberry.extensions import (
     AddValidationRules,
     MaxAliasesLimiter,
@@ -67,7 +67,7 @@ def limit_error(message: str, detail: dict[str, int] | None = None) -> GraphQLEr
     return GraphQLError(message, extensions=extensions)
 
 
-def _coded(rule: type[ValidationRule]) -> type[ValidationRule]:
+def _coded(rule: type[ASTValidationRule]) -> type[ASTValidationRule]:
     """`rule` whose errors (reported while it is built, as Strawberry's limiters do)
     carry the LIMIT_EXCEEDED code."""
 

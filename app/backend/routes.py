@@ -25,6 +25,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from app import db
 from app.auth import actor
 from app.backend.protocol import decode_state, lock_info, read_body, unlock_request
 from app.config import MIB
@@ -42,7 +43,8 @@ MAX_NAME_LENGTH = 512
 
 
 def _pool(request: Request) -> asyncpg.Pool:
-    return request.app.state.pool
+    pool: asyncpg.Pool = request.app.state.pool
+    return pool
 
 
 def _has_control_characters(text: str) -> bool:
@@ -57,7 +59,7 @@ def _lock_id(request: Request) -> str | None:
 
 
 async def get_state(request: Request, name: str) -> Response:
-    async with _pool(request).acquire() as conn:
+    async with db.connection(_pool(request)) as conn:
         version = await current_raw(conn, name, RAW_CHUNK)
     if version is None:
         raise NotFound(f"no state {name!r}")
@@ -74,7 +76,7 @@ async def get_state(request: Request, name: str) -> Response:
 
 async def _slices(pool: asyncpg.Pool, version_id: UUID, size: int) -> AsyncIterator[bytes]:
     for offset in range(0, size, RAW_CHUNK):
-        async with pool.acquire() as conn:  # not held while the client reads
+        async with db.connection(pool) as conn:  # not held while the client reads
             chunk = await raw_slice(conn, version_id, offset, RAW_CHUNK)
         if chunk is None:  # deleted meanwhile: cut the response short, visibly
             raise RuntimeError(f"state version {version_id} was deleted while being sent")
@@ -128,15 +130,21 @@ async def post_state(request: Request, name: str) -> Response:
 
 async def _write(request: Request, name: str, body: bytes, lock_id: str | None) -> Written:
     state = await asyncio.to_thread(decode_state, body)
-    async with _pool(request).acquire() as conn:
+    async with db.connection(_pool(request)) as conn:
         return await locks.guarded_write(
-            conn, name, body, lock_id, state=state, actor=actor(request)
+            conn,
+            name,
+            body,
+            lock_id,
+            state=state,
+            actor=actor(request),
+            keep_last=request.app.state.settings.prune_keep_last,
         )
 
 
 async def delete_state(request: Request, name: str) -> Response:
     lock_id = _lock_id(request)
-    async with _pool(request).acquire() as conn:
+    async with db.connection(_pool(request)) as conn:
         versions = await locks.guarded_delete(conn, name, lock_id, actor=actor(request))
     return json_response({"name": name, "deleted_versions": versions})
 
@@ -144,7 +152,7 @@ async def delete_state(request: Request, name: str) -> Response:
 async def lock_state(request: Request, name: str) -> Response:
     info = lock_info(await read_body(request, LOCK_INFO_LIMIT))
     try:
-        async with _pool(request).acquire() as conn:
+        async with db.connection(_pool(request)) as conn:
             await locks.lock(conn, name, info, actor=actor(request))
     except Locked:
         LOCK_CONFLICTS.inc()
@@ -154,7 +162,7 @@ async def lock_state(request: Request, name: str) -> Response:
 
 async def unlock_state(request: Request, name: str) -> Response:
     lock_id, force = unlock_request(await read_body(request, LOCK_INFO_LIMIT))
-    async with _pool(request).acquire() as conn:
+    async with db.connection(_pool(request)) as conn:
         released = await locks.unlock(conn, name, lock_id, force=force, actor=actor(request))
     return json_response({"name": name, "unlocked": released})
 

@@ -51,8 +51,10 @@ async def neighbours(
     *,
     first: int,
     after: tuple[str] | None = None,
+    direct: bool = False,
 ) -> dict[ResourceKey, Page[asyncpg.Record]]:
-    """Each resource's direct dependencies or dependents at its version, by address."""
+    """Each resource's dependencies or dependents at its version (one hop), by address:
+    every declared one, or with `direct` those no other path implies."""
     near, far = _HOP[direction]
     sql = paged_sql(
         f"""SELECT k.ord AS owner, n.id, n.state_id, k.version_id,
@@ -60,6 +62,7 @@ async def neighbours(
             FROM {_KEYS}
             JOIN resource_dependencies d
               ON d.{near} = k.id AND {valid_at("d", "kv.state_id", "kv.serial")}
+                 AND (d.direct OR NOT $5)
             JOIN resources n ON n.id = d.{far} AND n.state_id = kv.state_id""",
         order="address",
         after="($3::text IS NULL OR address > $3)",
@@ -67,13 +70,15 @@ async def neighbours(
         select=RESOURCE_COLUMNS,
         joins=RESOURCE_JOINS,
     )
-    records = await conn.fetch(sql, *_key_arrays(keys), after and after[0], first + 1)
+    records = await conn.fetch(sql, *_key_arrays(keys), after and after[0], first + 1, direct)
     return _by_key(pages_by_owner(records, first, NEIGHBOUR_KEY), keys)
 
 
-# One recursive CTE for all roots, breadth first: a row per root per depth holds
-# that level's resources (ids, addresses, paths: arrays) and every resource seen
-# so far, which the next level leaves out. So each resource is entered once, at
+# One recursive CTE for all roots, breadth first over direct edges (Terraform's
+# dependencies are transitively closed: over every declared edge all depths would be
+# 1; the direct ones reach the same resources, app/tfstate/reduction.py): a row per
+# root per depth holds that level's resources (ids, addresses, paths: arrays) and
+# every resource seen so far, which the next level leaves out. So each resource is entered once, at
 # its shortest depth, cycles end, and the work is one visit per edge. Of the
 # shortest paths to a resource the smallest by addresses (COLLATE "C") is kept:
 # a path is one string, its addresses joined by \x01\x01 with their own \x01
@@ -97,7 +102,8 @@ _BLAST = rf"""
             FROM (SELECT d.id, min(f.path) AS path
                   FROM unnest(b.ids, b.paths) AS f (id, path)
                   CROSS JOIN LATERAL (SELECT d.{{far}} AS id FROM resource_dependencies d
-                                      WHERE d.{{near}} = f.id AND {_EDGE_AT_ROOT}
+                                      WHERE d.{{near}} = f.id AND d.direct
+                                        AND {_EDGE_AT_ROOT}
                                       OFFSET 0) d
                   WHERE NOT EXISTS (SELECT FROM unnest(b.seen) AS s (id) WHERE s.id = d.id)
                   GROUP BY d.id) step

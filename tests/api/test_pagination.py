@@ -1,5 +1,7 @@
 """Keyset pagination walks a big list with no duplicate and no gap."""
 
+import pytest
+
 from app.api.pagination import MAX_FIRST
 from app.graph.store import write_version
 from tests.api.conftest import gql
@@ -29,6 +31,7 @@ async def _walk(client, first: int) -> list[tuple[str, str]]:
     return seen
 
 
+@pytest.mark.slow
 async def test_walking_10000_resources_in_pages(client, conn) -> None:
     # two states, so the order (state, address) crosses a state boundary mid-page
     for name, count in (("big/a", 6_000), ("big/b", 4_000)):

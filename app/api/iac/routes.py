@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from app import db
 from app.http import json_response
 from app.iac import service
 
@@ -16,7 +17,7 @@ from app.iac import service
 async def iac_state(request: Request) -> Response:
     pool: asyncpg.Pool = request.app.state.pool
     system = request.query_params.get("system") or None
-    async with pool.acquire() as conn:
+    async with db.connection(pool) as conn:
         rows = await service.state(conn, request.path_params["scope"], system)
     return json_response(rows)
 
