@@ -7,12 +7,12 @@ import itertools
 import tempfile
 import time
 import urllib.parse
+import warnings
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pgserver
 import pytest
 
 from app.tfstate.parse import MAX_SERIAL
@@ -27,15 +27,17 @@ class OwnPostgres:
     """An embedded PostgreSQL on a unix socket in a temporary directory."""
 
     def __init__(self, pgdata: Path) -> None:
+        with warnings.catch_warnings():  # it looks for XDG_RUNTIME_DIR on import
+            warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+            import pgserver
+        self.pg_ctl = pgserver.pg_ctl
         self.pgdata = pgdata
         self.server = pgserver.get_server(pgdata, cleanup_mode="delete")
         self.url = self.server.get_uri()
         self.socket_dir = urllib.parse.parse_qs(urllib.parse.urlparse(self.url).query)["host"][0]
 
     def stop(self) -> None:
-        pgserver.pg_ctl(
-            ["-w", "-m", "fast", "stop"], pgdata=self.pgdata, user=self.server.system_user
-        )
+        self.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.pgdata, user=self.server.system_user)
 
     def start(self) -> None:
         args = [
@@ -48,7 +50,7 @@ class OwnPostgres:
             str(self.pgdata / "log"),
             "start",
         ]
-        pgserver.pg_ctl(args, pgdata=self.pgdata, user=self.server.system_user)
+        self.pg_ctl(args, pgdata=self.pgdata, user=self.server.system_user)
 
 
 @pytest.fixture(scope="module")

@@ -58,7 +58,11 @@ async def _heavy(client: httpx.AsyncClient) -> dict:
 
 def test_heavy_queries_and_idle_connections(database_url) -> None:
     health_port = free_port()
-    env = {"INFRAGRAPH_HEADER_TIMEOUT_S": "20", "INFRAGRAPH_HEALTH_PORT": str(health_port)}
+    env = {
+        "INFRAGRAPH_HEADER_TIMEOUT_S": "20",
+        "INFRAGRAPH_HEALTH_PORT": str(health_port),
+        "INFRAGRAPH_POOL_TIMEOUT_S": "120",  # twelve queries, ten connections: the rest queue
+    }
     with live_server(database_url, env) as server:
         assert (
             httpx.post(f"{server.url}/states/wide", content=wide(), timeout=120).status_code == 200
