@@ -82,8 +82,14 @@ def _read(path: str) -> bytes:
 
 
 def _text(document: bytes) -> str:
-    # invalid UTF-8 stays visible to the server (as lone surrogates), which refuses it by line
-    return document.decode("utf-8", "surrogateescape")
+    """The document as text; invalid UTF-8 is refused here, by line, as the server would
+    (which refuses lone surrogates in a request, so they cannot carry the bytes there)."""
+    try:
+        return document.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = document.rfind(b"\n", 0, exc.start) + 1
+        line = document.count(b"\n", 0, exc.start) + 1
+        _fail(Refused([f"line {line}: not valid UTF-8 (byte {exc.start - line_start + 1})"]))
 
 
 def _json(value: Any) -> str:
