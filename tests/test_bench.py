@@ -23,8 +23,12 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
         "plan",
         "change",
         "storage",
+        "diff",
+        "history",
     }
     for result in results:
         assert result.candidate_s > 0
         # every case has a same-run baseline but plan (an absolute goal) and storage (sizes)
-        assert (result.baseline_s is None) == (result.case in ("plan", "storage"))
+        assert (result.baseline_s is None) == (
+            result.case in ("plan", "storage", "diff", "history")
+        )

@@ -18,7 +18,7 @@ from tests.api.conftest import gql
 from tests.graph.states import resource, state
 
 # The tables that grow with the states: distributed by state_id.
-GRAPH_TABLES = {"resources", "resource_dependencies", "outputs"}
+GRAPH_TABLES = {"resources", "resource_dependencies", "outputs", "raw_state_chunks"}
 
 WORKLOAD_QUERY = """query($id: ID!) {
   states(first: 5) { edges { node { name
