@@ -4,8 +4,12 @@ INTERNAL_SERVER_ERROR, every error coded, no traceback in the server log: the
 fixture's rule). Its own GraphQL check is not used: it counts every resolver
 error whose code it does not know (NOT_FOUND, BAD_INPUT) as a server error."""
 
+from collections.abc import Iterator
+
 import graphql
 import httpx
+import pytest
+import requests
 import schemathesis
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -49,6 +53,13 @@ schemathesis.graphql.scalar(
 schema = schemathesis.graphql.from_file((ROOT / "schema.graphql").read_text())
 
 
+@pytest.fixture(scope="module")
+def session() -> Iterator[requests.Session]:
+    """One HTTP session for every call (a call without one leaves its socket to the GC)."""
+    with requests.Session() as opened:
+        yield opened
+
+
 @schema.parametrize()
 @settings(
     max_examples=EXAMPLES,
@@ -57,9 +68,9 @@ schema = schemathesis.graphql.from_file((ROOT / "schema.graphql").read_text())
     database=None,
 )
 def test_generated_operations_get_no_server_error(
-    case: schemathesis.Case, server: LiveServer
+    case: schemathesis.Case, server: LiveServer, session: requests.Session
 ) -> None:
-    response = case.call(base_url=f"{server.url}/graphql")
+    response = case.call(base_url=f"{server.url}/graphql", session=session)
     assert response.status_code < 500, response.text
     if response.status_code != 200:  # a body refused whole (a generated string holds U+0000)
         assert response.json()["code"] in CODES, response.text
