@@ -1,8 +1,9 @@
 """Who is calling: the API tokens of INFRAGRAPH_API_TOKENS ("name:token,...").
 
-When tokens are configured, every HTTP and WebSocket request but /healthz
-must carry one, as Basic auth (user = the token's name, password = the token:
-what Terraform's `http` backend sends) or as `Authorization: Bearer <token>`;
+When tokens are configured, every HTTP and WebSocket request but health
+(/livez, /readyz, /healthz) must carry one, as Basic auth (user = the
+token's name, password = the token: what Terraform's `http` backend sends)
+or as `Authorization: Bearer <token>`;
 anything else gets 401. The caller's name lands on `request.state.actor`
 ("anonymous" on an open server) for handlers and GraphQL resolvers to record.
 """
@@ -20,7 +21,7 @@ from app.errors import Unauthenticated
 from app.http import error_response
 
 ANONYMOUS = "anonymous"
-OPEN_PATHS = frozenset({"/healthz"})
+OPEN_PATHS = frozenset({"/livez", "/readyz", "/healthz"})  # what probes and load balancers call
 # WebSocket close code "policy violation": what a refused handshake gets
 _WS_POLICY_VIOLATION = 1008
 

@@ -83,8 +83,14 @@ def _read(path: str) -> bytes:
 
 
 def _text(document: bytes) -> str:
-    # invalid UTF-8 stays visible to the server (as lone surrogates), which refuses it by line
-    return document.decode("utf-8", "surrogateescape")
+    """The document as text; invalid UTF-8 is refused here, by line, as the server would
+    (which refuses lone surrogates in a request, so they cannot carry the bytes there)."""
+    try:
+        return document.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = document.rfind(b"\n", 0, exc.start) + 1
+        line = document.count(b"\n", 0, exc.start) + 1
+        _fail(Refused([f"line {line}: not valid UTF-8 (byte {exc.start - line_start + 1})"]))
 
 
 def _json(value: Any) -> str:
@@ -143,19 +149,10 @@ def main() -> None:
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=int, default=8080, show_default=True)
 def serve(host: str, port: int) -> None:
-    import logging
-
-    import uvicorn
-
-    from app import db
+    from app import serving  # imported lazily: the other commands do not need uvicorn
     from app.config import Settings
-    from app.server import create_app
 
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    settings = Settings.from_env()
-    # Resolve the database first: an embedded server starts here, in the main process.
-    app = create_app(settings, database_url=db.database_url(settings))
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    serving.run(Settings.from_env(), host, port)
 
 
 @main.command(help="Apply pending database migrations.")

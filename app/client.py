@@ -66,8 +66,8 @@ class Client:
 
     def graphql(self, query: str, variables: Mapping[str, Any]) -> dict[str, Any]:
         """The data of an operation; Refused with the first error's message and detail."""
-        # the stdlib encoder escapes a lone surrogate (a document's invalid UTF-8, kept by
-        # surrogateescape), which the server then rejects by line
+        # ASCII with escapes: the server reads the body with app.jsonutil.read (the CLI has
+        # refused a document of invalid UTF-8 before it gets here)
         content = json.dumps({"query": query, "variables": variables}).encode()
         headers = {"Content-Type": "application/json"}
         response = self._send("POST", "/graphql", content=content, headers=headers)

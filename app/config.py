@@ -19,6 +19,12 @@ def _tokens(raw: str) -> dict[str, str]:
     return tokens
 
 
+def _log_format(raw: str) -> str:
+    if raw not in ("text", "json"):
+        raise ValueError(f"INFRAGRAPH_LOG_FORMAT: expected text or json, got {raw!r}")
+    return raw
+
+
 def _positive(env: Mapping[str, str], name: str, default: int) -> int:
     raw = env.get(name, "").strip()
     if not raw:
@@ -46,6 +52,24 @@ class Settings:
     api_tokens: dict[str, str] = field(default_factory=dict)
     public_schema: bool = True
     statement_timeout_ms: int = 30_000
+    pool_size: int = 10
+    # A request waiting longer for a database connection gets 503 UNAVAILABLE.
+    pool_timeout_s: float = 5.0
+    # A /graphql body: an IaC document travels inside one, JSON-escaped.
+    max_graphql_bytes: int = 80 * MIB
+    # State POSTs over large_write_bytes (or without a Content-Length) run at most
+    # max_large_writes at once; one more gets 503 with Retry-After.
+    large_write_bytes: int = 8 * MIB
+    max_large_writes: int = 2
+    max_header_bytes: int = 64 * 1024
+    max_headers: int = 100
+    header_timeout_s: float = 10.0  # to receive a request's headers, from its first byte
+    body_timeout_s: float = 30.0  # the longest pause while a body streams in
+    keepalive_s: float = 5.0  # an idle kept-alive connection is closed after it
+    shutdown_timeout_s: float = 30.0  # draining in-flight requests on SIGTERM
+    log_format: str = "text"
+    # /livez, /readyz and /healthz also on this port, served by a thread of their own
+    health_port: int | None = None
     secret_key: str | None = None  # IaC's key for hashes of secrets; None: the database's
     prune_keep_last: int | None = None  # None: keep every version
 
@@ -62,6 +86,21 @@ class Settings:
             api_tokens=_tokens(env.get("INFRAGRAPH_API_TOKENS", "")),
             public_schema=env.get("INFRAGRAPH_PUBLIC_SCHEMA", "1") not in ("0", "false", "no"),
             statement_timeout_ms=int(env.get("INFRAGRAPH_STATEMENT_TIMEOUT_MS", 30_000)),
+            pool_size=int(env.get("INFRAGRAPH_POOL_SIZE", 10)),
+            pool_timeout_s=float(env.get("INFRAGRAPH_POOL_TIMEOUT_S", 5.0)),
+            max_graphql_bytes=int(env.get("INFRAGRAPH_MAX_GRAPHQL_BYTES", 80 * MIB)),
+            large_write_bytes=int(env.get("INFRAGRAPH_LARGE_WRITE_BYTES", 8 * MIB)),
+            max_large_writes=int(env.get("INFRAGRAPH_MAX_LARGE_WRITES", 2)),
+            max_header_bytes=int(env.get("INFRAGRAPH_MAX_HEADER_BYTES", 64 * 1024)),
+            max_headers=int(env.get("INFRAGRAPH_MAX_HEADERS", 100)),
+            header_timeout_s=float(env.get("INFRAGRAPH_HEADER_TIMEOUT_S", 10.0)),
+            body_timeout_s=float(env.get("INFRAGRAPH_BODY_TIMEOUT_S", 30.0)),
+            keepalive_s=float(env.get("INFRAGRAPH_KEEPALIVE_S", 5.0)),
+            shutdown_timeout_s=float(env.get("INFRAGRAPH_SHUTDOWN_TIMEOUT_S", 30.0)),
+            log_format=_log_format(env.get("INFRAGRAPH_LOG_FORMAT", "text")),
+            health_port=int(env["INFRAGRAPH_HEALTH_PORT"])
+            if env.get("INFRAGRAPH_HEALTH_PORT")
+            else None,
             secret_key=env.get("INFRAGRAPH_SECRET_KEY") or None,
             prune_keep_last=_keep_last(env.get("INFRAGRAPH_PRUNE_KEEP_LAST", "")),
         )

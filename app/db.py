@@ -1,4 +1,5 @@
-"""The database: connection pool, JSONB codecs, migrations, embedded fallback.
+"""The database: connection pool, JSONB codecs, migrations, embedded fallback,
+and what a database failure means to a client.
 
 With DATABASE_URL unset, PostgreSQL comes from the `pgserver` package, with its
 data under $INFRAGRAPH_HOME (default ./.infragraph), reused on the next start.
@@ -6,21 +7,30 @@ data under $INFRAGRAPH_HOME (default ./.infragraph), reused on the next start.
 
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any, cast
 
 import asyncpg
+from asyncpg.exceptions import _base as asyncpg_base
 
 from app import jsonutil
 from app.config import Settings
+from app.errors import AppError, BadInput, LimitExceeded, Unavailable
 
 log = logging.getLogger("infragraph.db")
 
+# The wheel carries the migrations inside the package (pyproject's force-include);
+# a source checkout has them at the top of the repository.
+_PACKAGED_MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+MIGRATIONS_DIR = (
+    _PACKAGED_MIGRATIONS
+    if _PACKAGED_MIGRATIONS.is_dir()
+    else Path(__file__).resolve().parent.parent / "migrations"
+)
 # A row as the domain reads it: an asyncpg Record, or a dict built from one.
 Row = Mapping[str, Any] | asyncpg.Record
-
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 # Any fixed 64-bit number: held while migrating so two servers starting together do not race.
 MIGRATION_LOCK_KEY = 0x1AF2A_6A0F
 
@@ -65,19 +75,68 @@ async def _reset(conn: asyncpg.Connection) -> None:
         await conn.execute("ROLLBACK")
 
 
+class Pool(asyncpg.Pool):
+    """asyncpg's pool whose `acquire` gives up after `acquire_timeout` seconds
+    (TimeoutError, which `expected` makes a 503) instead of waiting forever, and
+    counts the requests waiting (for /metrics)."""
+
+    def __init__(self, *args: Any, acquire_timeout: float | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.acquire_timeout = acquire_timeout
+        self.waiting = 0
+
+    def acquire(self, *, timeout: float | None = None) -> "_Acquire":  # type: ignore[override]
+        return _Acquire(self, self.acquire_timeout if timeout is None else timeout)
+
+
+class _Acquire:
+    def __init__(self, pool: Pool, timeout: float | None) -> None:
+        self.pool = pool
+        self.timeout = timeout
+        self.conn: Any = None  # asyncpg's proxy of a Connection
+
+    async def __aenter__(self) -> asyncpg.Connection:
+        self.began = time.monotonic()
+        self.pool.waiting += 1
+        try:
+            self.conn = await asyncpg.Pool.acquire(self.pool, timeout=self.timeout)
+        finally:
+            self.pool.waiting -= 1
+        return cast(asyncpg.Connection, self.conn)
+
+    async def __aexit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        assert self.conn is not None
+        await self.pool.release(self.conn)
+        if kind is None:  # the work on this connection went through
+            outage.ended(self.began)
+
+
 async def create_pool(
-    url: str, *, statement_timeout_ms: int = 30_000, **kwargs: Any
-) -> asyncpg.Pool:
-    pool = await asyncpg.create_pool(
+    url: str,
+    *,
+    statement_timeout_ms: int = 30_000,
+    min_size: int = 0,  # a floor is kept by reconnecting in the background, logging
+    # a traceback a try while the database is down: connections are made on demand
+    max_size: int = 10,
+    acquire_timeout: float | None = None,
+) -> Pool:
+    pool = Pool(
         url,
+        min_size=min_size,
+        max_size=max_size,
+        max_queries=50_000,
+        max_inactive_connection_lifetime=300.0,
         init=init_connection,
         reset=_reset,
+        loop=None,
+        connection_class=asyncpg.Connection,
+        record_class=asyncpg.Record,
+        acquire_timeout=acquire_timeout,
         # JIT compiles a statement the planner prices high (a blast-radius walk) for
         # ~0.6 s, longer than running it: not worth it for a server's short queries.
         server_settings={"statement_timeout": str(statement_timeout_ms), "jit": "off"},
-        **kwargs,
     )
-    assert pool is not None
+    await pool
     return pool
 
 
@@ -89,6 +148,76 @@ async def connection(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
         yield cast(asyncpg.Connection, proxy)
 
 
+# Failures of the database rather than of the request: the client may retry.
+_UNAVAILABLE = (
+    OSError,  # refused, reset, unreachable
+    TimeoutError,  # no pool connection in time, or connecting took too long
+    asyncpg.PostgresConnectionError,  # lost mid-statement
+    asyncpg.exceptions.OperatorInterventionError,  # shutting down, starting, statement timeout
+    asyncpg.exceptions.InsufficientResourcesError,  # disk full, out of memory, connections
+)
+
+
+# What `expected` may recognise (for exception handlers registered by type).
+ERROR_TYPES = (
+    *_UNAVAILABLE,
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg_base.InternalClientError,
+)
+
+
+def _lost_connection(exc: BaseException) -> bool:
+    """A client-side error of a connection cut mid-operation: asyncpg's protocol
+    out of step ("cannot switch to state"), or "the underlying connection is
+    closed" raised while cleaning up (a transaction's exit) with the loss in its
+    context."""
+    if isinstance(exc, asyncpg_base.InternalClientError):
+        return True
+    seen: BaseException | None = exc
+    while isinstance(seen, asyncpg.InterfaceError | asyncpg_base.InternalClientError):
+        seen = seen.__cause__ or seen.__context__
+        if isinstance(seen, (*_UNAVAILABLE, asyncpg_base.InternalClientError)):
+            return True
+    return False
+
+
+def expected(exc: BaseException) -> AppError | None:
+    """What a database exception means to the client, by its type; None for a bug."""
+    if isinstance(exc, asyncpg.QueryCanceledError):
+        return Unavailable("the database gave up on the request (statement timeout); retry")
+    if isinstance(exc, _UNAVAILABLE) or _lost_connection(exc):
+        outage.started(exc)
+        return Unavailable("the database is unavailable; retry later")
+    if isinstance(exc, asyncpg.ProgramLimitExceededError):  # an index row too big, mostly
+        return LimitExceeded(f"a value is too big for the database: {exc}")
+    if isinstance(exc, asyncpg.DataError | asyncpg_base.DataError):  # U+0000, out of range
+        return BadInput(f"the database refused a value: {exc}")
+    return None
+
+
+class Outage:
+    """One log line when the database becomes unavailable and one when it is back,
+    rather than a traceback per request. It is back when work that began after
+    the outage did goes through (work already under way may still finish)."""
+
+    def __init__(self) -> None:
+        self.down_since: float | None = None
+
+    def started(self, exc: BaseException) -> None:
+        if self.down_since is None:
+            self.down_since = time.monotonic()
+            log.error("database unavailable: %s: %s", type(exc).__name__, exc)
+
+    def ended(self, began: float) -> None:
+        if self.down_since is not None and began > self.down_since:
+            self.down_since = None
+            log.warning("database available again")
+
+
+outage = Outage()
+
+
 def migration_files(directory: Path = MIGRATIONS_DIR) -> list[Path]:
     return sorted(directory.glob("[0-9][0-9][0-9][0-9]_*.sql"))
 
@@ -98,6 +227,9 @@ async def migrate(
 ) -> list[str]:
     """Apply pending migrations in order, each in its own transaction; with `until`, only
     those numbered up to it (a database as an older release left it). Returns their names."""
+    files = migration_files(directory)
+    if not files:
+        raise RuntimeError(f"no migrations found in {directory}: the installation is incomplete")
     applied: list[str] = []
     await conn.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK_KEY)
     try:
@@ -107,7 +239,7 @@ async def migrate(
                    applied_at timestamptz NOT NULL DEFAULT now())"""
         )
         done = {r["name"] for r in await conn.fetch("SELECT name FROM schema_migrations")}
-        for path in migration_files(directory):
+        for path in files:
             if path.name in done:
                 continue
             if until is not None and int(path.name[:4]) > until:
@@ -120,3 +252,11 @@ async def migrate(
     finally:
         await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK_KEY)
     return applied
+
+
+async def pending_migrations(
+    conn: asyncpg.Connection, directory: Path = MIGRATIONS_DIR
+) -> list[str]:
+    """Migrations this code has that the database has not applied (readiness)."""
+    done = await conn.fetch("SELECT name FROM schema_migrations")
+    return sorted({p.name for p in migration_files(directory)} - {r["name"] for r in done})

@@ -12,6 +12,10 @@ class AppError(Exception):
         self.message = message
         self.detail = detail
 
+    def headers(self) -> dict[str, str]:
+        """HTTP headers a REST answer of this error carries."""
+        return {}
+
 
 class BadInput(AppError):
     code = "BAD_INPUT"
@@ -51,12 +55,22 @@ class StalePlan(Conflict):
 
 
 class MethodNotAllowed(AppError):
+    """`detail` is the list of allowed methods."""
+
     code = "METHOD_NOT_ALLOWED"
     status = 405
 
+    def headers(self) -> dict[str, str]:
+        return {"Allow": ", ".join(self.detail)}
+
 
 class Unavailable(AppError):
-    """The database gave up on the request (statement timeout); Terraform retries a 5xx."""
+    """The database is down, full or gave up on the request, or the server is at a
+    cap: retry later (Terraform retries a 5xx)."""
 
     code = "UNAVAILABLE"
     status = 503
+    retry_after_s = 1
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after_s)}

@@ -20,4 +20,4 @@ def error_response(exc: AppError, headers: Mapping[str, str] | None = None) -> R
     if isinstance(exc, Locked):
         # Terraform and OpenTofu read the holder's LockInfo from the top level of a 409
         body = {**exc.detail, **body}
-    return json_response(body, exc.status, headers)
+    return json_response(body, exc.status, {**exc.headers(), **(headers or {})})

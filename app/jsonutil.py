@@ -1,4 +1,4 @@
-"""JSON in and out, fast and exact.
+"""JSON in and out, fast and exact; `read` is the one way client input is parsed.
 
 orjson is several times faster than the stdlib, but it reads integers past
 64 bits as floats and refuses to write them. State files do carry such
@@ -9,7 +9,9 @@ run of 19+ digits takes the exact stdlib path instead.
 import contextlib
 import gc
 import json
-from collections.abc import Iterator
+import math
+import threading
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -84,3 +86,125 @@ def dumps(value: Any, *, indent: bool = False) -> bytes:
         return json.dumps(
             value, default=_default, ensure_ascii=False, separators=(",", ":")
         ).encode()
+
+
+# Limits of what any client may send (states, LockInfo, GraphQL bodies and
+# variables, cursors, IaC lines). Depth: orjson writes at most 254 levels and a
+# value is served inside a GraphQL answer's own nesting, so 128 leaves room.
+# A string's length is bounded by its input's body limit; those stored in an index
+# (names, types, principals, tags) have their own, shorter one where they are read.
+MAX_DEPTH = 128
+_ORJSON_MAX_DEPTH = 254  # orjson.dumps refuses deeper values
+# Wrapped in this many lists, a value deeper than MAX_DEPTH is too deep for orjson.dumps:
+# a depth check at the speed of a C serializer (20 ms for a 21 MB state, 15 x a Python walk).
+_DEPTH_PROBE = _ORJSON_MAX_DEPTH - MAX_DEPTH
+
+
+class JsonInputError(ValueError):
+    """Input that is not JSON, or JSON beyond what the server stores; the message says which."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise JsonInputError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise JsonInputError(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _check_text(text: str) -> None:
+    if "\x00" in text:
+        raise JsonInputError("a string contains U+0000, which PostgreSQL cannot store")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise JsonInputError("a string contains a lone surrogate (\\ud800-\\udfff)") from None
+
+
+def _check(value: Any) -> None:
+    """Every string and key (U+0000, lone surrogates) and the depth, in Python:
+    for what neither orjson nor a byte scan could rule out."""
+    if isinstance(value, str):
+        _check_text(value)
+    stack = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise JsonInputError(f"nested deeper than {MAX_DEPTH} levels")
+        items: Iterable[Any] = node
+        if type(node) is dict:
+            for key in node:
+                _check_text(key)
+            items = node.values()
+        for item in items:
+            kind = type(item)
+            if kind is dict or kind is list:
+                stack.append((item, depth + 1))
+            elif kind is str:
+                _check_text(item)
+
+
+class _DepthProbe(threading.local):
+    """_DEPTH_PROBE nested lists, built once per thread; the innermost holds the value."""
+
+    def __init__(self) -> None:
+        self.inner: list[Any] = [None]
+        self.outer = self.inner
+        for _ in range(_DEPTH_PROBE - 1):
+            self.outer = [self.outer]
+
+
+_probe = _DepthProbe()
+
+
+def _check_depth(value: Any) -> None:
+    _probe.inner[0] = value
+    try:
+        orjson.dumps(_probe.outer)
+    except TypeError:  # what orjson parsed it can write: only the depth can fail
+        raise JsonInputError(f"nested deeper than {MAX_DEPTH} levels") from None
+    finally:
+        _probe.inner[0] = None
+
+
+def read(data: bytes | str) -> Any:
+    """Parse JSON from a client, within the limits above; JsonInputError says what is wrong.
+
+    Refused: invalid UTF-8, lone surrogates, U+0000, NaN, Infinity and numbers
+    too big for a double, nesting past MAX_DEPTH. Integers of any size keep
+    their exact value (jsonb stores them); a field stored as bigint checks its
+    own range.
+    """
+    try:
+        raw = data.encode() if isinstance(data, str) else data
+    except UnicodeEncodeError:
+        raise JsonInputError("not valid UTF-8: the text holds a lone surrogate") from None
+    if not has_long_digit_run(raw):
+        try:
+            value = loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise JsonInputError(f"not valid JSON: {exc}") from None
+        # orjson refused lone surrogates: only a body holding an escaped U+0000
+        # (or a backslash before "u0000") needs every string read.
+        if b"\\u0000" in raw:
+            _check(value)
+        elif isinstance(value, dict | list):
+            _check_depth(value)
+        return value
+    # a number past 64 bits, maybe: the exact stdlib parser, as strict as orjson
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JsonInputError(f"not valid UTF-8 (byte {exc.start + 1})") from None
+    try:
+        with gc_paused():
+            value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise JsonInputError(f"nested deeper than {MAX_DEPTH} levels") from None
+    except json.JSONDecodeError as exc:
+        raise JsonInputError(f"not valid JSON: {exc}") from None
+    _check(value)
+    return value

@@ -1,33 +1,109 @@
-"""The Starlette application: routes and lifespan (pool, migrations)."""
+"""The Starlette application: routes, exception handlers, health, metrics, lifespan.
 
+Errors are answered here once, by type: an `AppError` with its status and
+code; a database failure (app.db.expected) as 503 UNAVAILABLE, 413 or 400; a
+client gone mid-body with nothing. Anything else reaches
+app.observe.RequestMiddleware: a logged, counted, clean 500.
+
+Health has its own small pool, so a request pool full of slow queries does
+not make the server look dead: `/livez` is the process (no database),
+`/readyz` (alias `/healthz`) the database and its migrations. A heavy query
+keeps the event loop busy for seconds, though: `health_app` serves the same
+routes from a thread of their own on INFRAGRAPH_HEALTH_PORT (app.serving).
+"""
+
+import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
-import asyncpg
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
 from starlette.routing import Route
 
 from app import db
 from app.api.app import graphql_route
 from app.api.iac.routes import routes as iac_routes
 from app.auth import AuthMiddleware
+from app.backend.routes import WriteSlots
 from app.backend.routes import routes as backend_routes
 from app.config import Settings
+from app.errors import AppError
+from app.http import error_response, json_response
+from app.observe import UNAVAILABLE, RequestMiddleware, collect_when_idle, metrics_text
 
 log = logging.getLogger("infragraph")
 
+HEALTH_TIMEOUT_S = 0.8  # /readyz answers within a second, up or down
 
-async def healthz(request: Request) -> JSONResponse:
-    pool: asyncpg.Pool = request.app.state.pool
+
+async def livez(request: Request) -> Response:
+    return json_response({"status": "ok"})
+
+
+async def readyz(request: Request) -> Response:
     try:
-        await pool.fetchval("SELECT 1")
-    except (OSError, asyncpg.PostgresError) as exc:
-        return JSONResponse({"status": "unavailable", "error": str(exc)}, status_code=503)
-    return JSONResponse({"status": "ok"})
+        async with asyncio.timeout(HEALTH_TIMEOUT_S):
+            async with request.app.state.health_pool.acquire() as conn:
+                pending = await db.pending_migrations(conn)
+    except db.ERROR_TYPES as exc:
+        if db.expected(exc) is None:
+            raise
+        return json_response({"status": "unavailable", "error": "the database is unavailable"}, 503)
+    if pending:
+        return json_response({"status": "migrations pending", "pending": pending}, 503)
+    return json_response({"status": "ok"})
+
+
+async def metrics(request: Request) -> Response:
+    return Response(metrics_text(request.app.state.pool), media_type="text/plain; version=0.0.4")
+
+
+async def _app_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, AppError)
+    return error_response(exc)
+
+
+async def _database_error(request: Request, exc: Exception) -> Response:
+    error = db.expected(exc)
+    if error is None:
+        raise exc  # a bug: RequestMiddleware answers it
+    if error.status == 503:
+        UNAVAILABLE.inc()
+    return error_response(error)
+
+
+async def _client_gone(request: Request, exc: Exception) -> Response:
+    return Response(status_code=400)  # nobody is left to read it
+
+
+def _health_routes() -> list[Route]:
+    return [Route("/livez", livez), Route("/readyz", readyz), Route("/healthz", readyz)]
+
+
+@contextlib.asynccontextmanager
+async def _health_pool(app: Starlette, url: str) -> AsyncIterator[None]:
+    app.state.health_pool = await db.create_pool(
+        url, statement_timeout_ms=int(HEALTH_TIMEOUT_S * 1000), max_size=2
+    )
+    try:
+        yield
+    finally:
+        await app.state.health_pool.close()
+
+
+def health_app(database_url: str) -> Starlette:
+    """Only the health routes, with their own pool: for a listener of their own."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with _health_pool(app, database_url):
+            yield
+
+    return Starlette(routes=_health_routes(), lifespan=lifespan)
 
 
 def create_app(settings: Settings | None = None, *, database_url: str | None = None) -> Starlette:
@@ -37,7 +113,12 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         url = database_url or db.database_url(settings)
-        pool = await db.create_pool(url, statement_timeout_ms=settings.statement_timeout_ms)
+        pool = await db.create_pool(
+            url,
+            statement_timeout_ms=settings.statement_timeout_ms,
+            max_size=settings.pool_size,
+            acquire_timeout=settings.pool_timeout_s,
+        )
         async with db.connection(pool) as conn:
             await db.migrate(conn)
         if not settings.api_tokens:
@@ -45,20 +126,34 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
                 "INFRAGRAPH_API_TOKENS is unset: the server is open, anyone can read and write"
             )
         app.state.pool = pool
+        collector = asyncio.create_task(collect_when_idle())
         try:
-            yield
+            async with _health_pool(app, url):
+                yield
         finally:
+            collector.cancel()
             await pool.close()
 
+    handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
+        AppError: _app_error,
+        ClientDisconnect: _client_gone,
+        **{kind: _database_error for kind in db.ERROR_TYPES},
+    }
     app = Starlette(
         routes=[
-            Route("/healthz", healthz),
+            *_health_routes(),
+            Route("/metrics", metrics),
             *backend_routes(),
             *iac_routes(),
             graphql_route(settings),
         ],
-        middleware=[Middleware(AuthMiddleware, tokens=settings.api_tokens)],
+        middleware=[
+            Middleware(RequestMiddleware),
+            Middleware(AuthMiddleware, tokens=settings.api_tokens),
+        ],
+        exception_handlers=handlers,
         lifespan=lifespan,
     )
     app.state.settings = settings
+    app.state.large_writes = WriteSlots(settings.max_large_writes)
     return app

@@ -1,4 +1,4 @@
-"""The real server (uvicorn, in a subprocess) for tests that talk HTTP to it.
+"""The real server (app.serving: uvicorn with its limits, in a subprocess) for tests over HTTP.
 
     from tests.live_server import live_server, server_fixture
 
@@ -63,7 +63,7 @@ class LiveServer:
                 self.kill()
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -95,18 +95,14 @@ def _start(
     database_url: str, env: Mapping[str, str | None], log_path: Path, timeout: float
 ) -> LiveServer:
     for _ in range(_PORT_ATTEMPTS):  # the port may be taken between choosing and binding it
-        port = _free_port()
+        port = free_port()
         with log_path.open("ab") as log:
             process = subprocess.Popen(
                 [
                     sys.executable,
-                    "-m",
-                    "uvicorn",
-                    "app.server:create_app",
-                    "--factory",
-                    "--host=127.0.0.1",
-                    f"--port={port}",
-                    "--log-level=info",
+                    "-c",
+                    "from app.config import Settings; from app.serving import run; "
+                    f"run(Settings.from_env(), '127.0.0.1', {port})",
                 ],
                 cwd=ROOT,
                 env=_environment(database_url, env),

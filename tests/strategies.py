@@ -4,6 +4,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from app.tfstate.parse import MAX_SERIAL
+
 # PostgreSQL text and jsonb cannot hold U+0000 (such states are refused, see test_parse)
 text = st.text(
     alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=12
@@ -116,7 +118,7 @@ def states(draw: st.DrawFn) -> dict[str, Any]:
                 )
     state: dict[str, Any] = {
         "version": 4,
-        "serial": draw(st.integers(0, 2**40)),
+        "serial": draw(st.integers(0, MAX_SERIAL)),
         "lineage": draw(st.uuids()).__str__(),
     }
     if draw(st.booleans()):

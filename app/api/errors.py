@@ -4,59 +4,67 @@ The codes are added where the response is made (app.api.app), which sees
 every error: some (a document over the token limit) never reach a schema
 extension.
 
-Expected failures are the graph's `AppError`s (their code), a request the
-schema rejects (BAD_INPUT, or LIMIT_EXCEEDED for the size limits) and a
-statement cancelled by the statement timeout (LIMIT_EXCEEDED). Anything
+Expected failures, classified by type: the domains' `AppError`s (their
+code), a database failure (app.db.expected: UNAVAILABLE, LIMIT_EXCEEDED or
+BAD_INPUT), a request the schema rejects (BAD_INPUT, or the LIMIT_EXCEEDED
+its limit rules put in the error's extensions, app.api.limits). Anything
 else is logged with its traceback and answered as INTERNAL_SERVER_ERROR
 without its message (which may leak internals).
 """
 
 import logging
-import re
 
-import asyncpg
 from graphql import GraphQLError
 from strawberry.relay import GlobalIDValueError
 
+from app import db
+from app.api.limits import LIMIT_EXCEEDED, over_token_limit
 from app.errors import AppError
+from app.observe import UNAVAILABLE, UNEXPECTED, request_id
 
 log = logging.getLogger("infragraph.api")
 
 INTERNAL = "INTERNAL_SERVER_ERROR"
-# The messages of the size limits (see limits.py), pinned by tests/api/test_errors.py.
-_LIMITS = re.compile(
-    r"exceeds maximum operation depth|aliases found\. Allowed|contains more than \d+ tokens"
-    r"|the document expands to"
-)
+
+
+def _app_error(error: GraphQLError) -> AppError | None:
+    original = error.original_error
+    if isinstance(original, AppError):
+        return original
+    return db.expected(original) if original is not None else None
 
 
 def code_of(error: GraphQLError) -> str | None:
     """The code of an expected error, None for a bug."""
-    original = error.original_error
-    if isinstance(original, AppError):
-        return original.code
-    if isinstance(original, asyncpg.QueryCanceledError):
-        return "LIMIT_EXCEEDED"
-    if isinstance(original, GlobalIDValueError):
+    if (expected := _app_error(error)) is not None:
+        return expected.code
+    if isinstance(error.original_error, GlobalIDValueError):
         return "BAD_INPUT"
     if error.path is None:  # parsing, validation or variables: before any resolver ran
-        return "LIMIT_EXCEEDED" if _LIMITS.search(error.message) else "BAD_INPUT"
+        code = (error.extensions or {}).get("code")
+        return code or (LIMIT_EXCEEDED if over_token_limit(error) else "BAD_INPUT")
     return None
 
 
 def coded(error: GraphQLError) -> GraphQLError:
     code = code_of(error)
-    original = error.original_error
+    expected = _app_error(error)
     extensions = {**(error.extensions or {}), "code": code or INTERNAL}
-    if isinstance(original, AppError) and original.detail is not None:
-        extensions["detail"] = original.detail
+    if expected is not None and expected.detail is not None:
+        extensions["detail"] = expected.detail
+    if code == "UNAVAILABLE":
+        UNAVAILABLE.inc()
+    if code is None:
+        message = f"internal server error (request {request_id.get()})"
+    else:
+        message = expected.message if expected is not None else error.message
     return GraphQLError(
-        error.message if code else "internal server error",
+        message,
         nodes=error.nodes,
         source=error.source,
         positions=error.positions,
         path=error.path,
-        original_error=original,
+        original_error=error.original_error,
         extensions=extensions,
     )
 
@@ -64,4 +72,10 @@ def coded(error: GraphQLError) -> GraphQLError:
 def log_unexpected(errors: list[GraphQLError]) -> None:
     for error in errors:
         if code_of(error) is None:
-            log.error("unexpected GraphQL error (a bug): %s", error, exc_info=error.original_error)
+            UNEXPECTED.inc()
+            log.error(
+                "unexpected GraphQL error (a bug) [request %s]: %s",
+                request_id.get(),
+                error,
+                exc_info=error.original_error,
+            )

@@ -88,8 +88,8 @@ def encode_cursor(key: tuple[Any, ...]) -> str:
 def decode_cursor(cursor: str, keyset: Keyset) -> tuple[Any, ...]:
     """The key in a cursor, checked against the list's key types (it comes from a client)."""
     try:
-        values = jsonutil.loads(base64.urlsafe_b64decode(cursor.encode()))
-    except (ValueError, binascii.Error):
+        values = jsonutil.read(base64.urlsafe_b64decode(cursor.encode()))
+    except (jsonutil.JsonInputError, binascii.Error, UnicodeEncodeError):
         values = None
     if not isinstance(values, list) or len(values) != len(keyset.types):
         raise BadInput("invalid cursor: pass back a cursor this list returned", {"after": cursor})

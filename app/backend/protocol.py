@@ -13,7 +13,7 @@ from typing import Any
 from starlette.requests import Request
 
 from app.errors import BadInput, LimitExceeded
-from app.jsonutil import loads
+from app.jsonutil import JsonInputError, read
 from app.tfstate import EncryptedState, EnvelopeError, NormalizedState, StateError, parse_body
 
 # Go's zero time.Time, as a LockInfo built from only an ID marshals its "Created"
@@ -77,13 +77,11 @@ def decode_state(body: bytes) -> NormalizedState | EncryptedState:
 def lock_info(body: bytes) -> dict[str, Any]:
     """A LOCK body: Terraform's LockInfo JSON object, which must carry a non-empty string ID."""
     try:
-        info = loads(body)
-    except ValueError as exc:
-        raise BadInput(f"LockInfo is not valid JSON: {exc}") from None
+        info = read(body)
+    except JsonInputError as exc:
+        raise BadInput(f"LockInfo is not accepted: {exc}") from None
     if not isinstance(info, dict):
         raise BadInput("LockInfo must be a JSON object")
-    if b"\\u0000" in body:
-        raise BadInput("LockInfo contains U+0000, which PostgreSQL cannot store in jsonb")
     lock_id = info.get("ID")
     if not isinstance(lock_id, str) or not lock_id:
         raise BadInput("LockInfo must have an 'ID': a non-empty string")

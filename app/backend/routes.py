@@ -7,15 +7,19 @@
     UNLOCK /states/{name}[/lock]  the holder's LockInfo, or a force-unlock
 
 Bodies are read before a connection is taken, so no transaction waits on a
-client; states are parsed off the event loop.
+client; states are parsed off the event loop. Large POSTs (over
+`large_write_bytes`, or of unknown length) run at most `max_large_writes` at
+once: a parse holds several times its body in memory. Errors are answered by
+the app's exception handlers (app.server).
 """
 
 import asyncio
 import base64
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator
 
 import asyncpg
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
@@ -23,11 +27,12 @@ from starlette.types import Receive, Scope, Send
 from app import db
 from app.auth import actor
 from app.backend.protocol import decode_state, lock_info, read_body, unlock_request
-from app.errors import AppError, BadInput, MethodNotAllowed, NotFound, Unavailable
+from app.errors import BadInput, Locked, MethodNotAllowed, NotFound, Unavailable
 from app.graph import locks, raw
 from app.graph.store import Written
-from app.http import error_response, json_response
+from app.http import json_response
 from app.jsonutil import gc_paused
+from app.observe import IMPORT_BYTES, LARGE_WRITES_REFUSED, LOCK_CONFLICTS, STATE_WRITES
 
 LOCK_INFO_LIMIT = 64 * 1024
 MAX_NAME_LENGTH = 512
@@ -63,14 +68,48 @@ async def get_state(request: Request, name: str) -> Response:
     )
 
 
+class WriteSlots:
+    """How many large state writes run now, of at most `limit`."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.busy = 0
+
+    @contextlib.contextmanager
+    def slot(self) -> Iterator[None]:
+        if self.busy >= self.limit:
+            LARGE_WRITES_REFUSED.inc()
+            raise Unavailable(
+                f"{self.busy} large state writes are running, the most at once; retry",
+                {"max_large_writes": self.limit},
+            )
+        self.busy += 1
+        try:
+            yield
+        finally:
+            self.busy -= 1
+
+
+def _write_slot(request: Request) -> contextlib.AbstractContextManager[None]:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) <= request.app.state.settings.large_write_bytes:
+        return contextlib.nullcontext()
+    slots: WriteSlots = request.app.state.large_writes
+    return slots.slot()
+
+
 async def post_state(request: Request, name: str) -> Response:
     lock_id = _lock_id(request)
-    body = await read_body(request, request.app.state.settings.max_state_bytes)
-    # A parsed state is millions of objects that form no cycle: with the cyclic GC off
-    # until they are freed (when _write returns), no collection walks them, which would
-    # cost more than half as much as parsing them.
-    with gc_paused():
-        written = await _write(request, name, body, lock_id)
+    with _write_slot(request):
+        body = await read_body(request, request.app.state.settings.max_state_bytes)
+        # A parsed state is millions of objects that form no cycle: with the cyclic GC off
+        # until they are freed (when _write returns), no collection walks them, which would
+        # cost more than half as much as parsing them.
+        with gc_paused():
+            written = await _write(request, name, body, lock_id)
+    STATE_WRITES.labels("created" if written.created else "retried").inc()
+    if written.created:
+        IMPORT_BYTES.inc(len(body))
     return json_response({"name": name, "serial": written.serial, "created": written.created})
 
 
@@ -97,8 +136,12 @@ async def delete_state(request: Request, name: str) -> Response:
 
 async def lock_state(request: Request, name: str) -> Response:
     info = lock_info(await read_body(request, LOCK_INFO_LIMIT))
-    async with db.connection(_pool(request)) as conn:
-        await locks.lock(conn, name, info, actor=actor(request))
+    try:
+        async with db.connection(_pool(request)) as conn:
+            await locks.lock(conn, name, info, actor=actor(request))
+    except Locked:
+        LOCK_CONFLICTS.inc()
+        raise
     return json_response(info)
 
 
@@ -134,18 +177,9 @@ def _state_name(request: Request) -> str:
 async def states(request: Request) -> Response:
     """One endpoint for every method, so an unknown one gets a JSON 405 too."""
     handler = _HANDLERS.get(request.method)
-    try:
-        if handler is None:
-            raise MethodNotAllowed(f"method {request.method} is not allowed on /states")
-        return await handler(request, _state_name(request))
-    except MethodNotAllowed as exc:
-        return error_response(exc, {"Allow": ", ".join(_HANDLERS)})
-    except AppError as exc:
-        return error_response(exc)
-    except asyncpg.QueryCanceledError as exc:
-        return error_response(Unavailable(f"the database gave up: {exc}; retry"))
-    except ClientDisconnect:
-        return Response(status_code=400)  # nobody is left to read it
+    if handler is None:
+        raise MethodNotAllowed(f"method {request.method} is not allowed on /states", [*_HANDLERS])
+    return await handler(request, _state_name(request))
 
 
 class _StatesApp:

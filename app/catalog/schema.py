@@ -19,9 +19,10 @@ from typing import Any, Final
 
 # A ref: a table's key in a document, a local name in a table's `{table}.{ref}` space
 # (column, rule, trigger, view, public_read): no `.` or `:`, so qualified refs split one way.
-REF: Final = re.compile(r"[a-z][a-z0-9_]*")
+# Identities are bounded: they are stored in indexes (a btree row holds 2,704 bytes).
+REF: Final = re.compile(r"[a-z][a-z0-9_]{0,127}")
 # A grant's principal, part of its qualified ref `{table}.grant:{principal}`.
-PRINCIPAL: Final = re.compile(r"[A-Za-z][A-Za-z0-9_.:-]*")
+PRINCIPAL: Final = re.compile(r"[A-Za-z][A-Za-z0-9_.:-]{0,255}")
 UUID: Final = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 SLUG: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
 

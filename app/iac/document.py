@@ -46,22 +46,21 @@ Decisions where the spec is silent:
   rate_limit, public_read view). A column's `options.values` /
   `options.target` only go with select / reference (or an omitted type); a
   `default` must fit the column type, and a reference column takes none.
-- Integers beyond 64 bits keep their exact value (orjson would round them);
-  NaN and Infinity are rejected. A key repeated within one JSON object keeps
-  its last value (as JSON parsers do).
+- Lines are read by `app.jsonutil.read` (its limits: depth, U+0000, lone
+  surrogates, NaN and Infinity); integers beyond 64 bits keep their exact
+  value. A key repeated within one JSON object keeps its last value (as JSON
+  parsers do).
 """
 
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-import orjson
-
 from app.catalog import schema as s
 from app.catalog.schema import REF
 from app.catalog.values import ANY_VALUE, value_rule
 from app.config import Settings
-from app.iac.exactjson import canonical, load_exact
+from app.iac.exactjson import canonical
 from app.iac.model import (
     RESOURCE_KINDS,
     TABLE_SPACE_KINDS,
@@ -81,7 +80,7 @@ from app.iac.rules import (
     LineRule,
     fits,
 )
-from app.jsonutil import gc_paused, has_long_digit_run
+from app.jsonutil import JsonInputError, gc_paused, read
 
 _BOM: Final = b"\xef\xbb\xbf"
 _ALL_KINDS: Final = ("header", *RESOURCE_KINDS, "record")
@@ -172,7 +171,6 @@ class _Parser:
 
     def run(self, data: bytes) -> Document:
         # One scan of the whole document; lines are scanned only if it finds a long run.
-        long_digits = has_long_digit_run(data)
         first = 0
         for number, raw in enumerate(data.split(b"\n"), 1):
             if number == 1 and raw.startswith(_BOM):
@@ -180,7 +178,7 @@ class _Parser:
             if not raw.strip(b" \t\r"):
                 continue
             first = first or number
-            obj = self._decode(number, raw, long_digits and has_long_digit_run(raw))
+            obj = self._decode(number, raw)
             if obj is None:
                 continue
             if first != number and obj.get("kind") == "record":
@@ -200,16 +198,16 @@ class _Parser:
     def _error(self, number: int, kind: str | None, ref: str | None, message: str) -> None:
         self.errors.append(LineError(number, kind, ref, message))
 
-    def _decode(self, number: int, raw: bytes, exact: bool) -> dict[str, Any] | None:
+    def _decode(self, number: int, raw: bytes) -> dict[str, Any] | None:
         try:
-            obj = load_exact(raw) if exact else orjson.loads(raw)
-        except (orjson.JSONDecodeError, ValueError) as exc:
+            obj = read(raw)
+        except JsonInputError as exc:
             try:
                 raw.decode("utf-8")
             except UnicodeDecodeError as bad:
                 self._error(number, None, None, f"not valid UTF-8 (byte {bad.start + 1})")
             else:
-                self._error(number, None, None, f"not valid JSON: {exc}")
+                self._error(number, None, None, str(exc))
             return None
         if not isinstance(obj, dict):
             self._error(number, None, None, f"a line must be a JSON object, got {s.json_type(obj)}")

@@ -20,8 +20,8 @@ from app.catalog.kinds import RESOURCE_KINDS, SYSTEM_TAG_PREFIX, system_tag
 from app.catalog.schema import PRINCIPAL, REF, UUID
 from app.catalog.values import default_problem
 
-COMMAND_REF: Final = re.compile(r"[a-z][a-z0-9_-]*")
-SYSTEM: Final = re.compile(r"[a-z][a-z0-9_-]*")
+COMMAND_REF: Final = re.compile(r"[a-z][a-z0-9_-]{0,127}")  # bounded: stored in indexes
+SYSTEM: Final = re.compile(r"[a-z][a-z0-9_-]{0,127}")
 IDENTITY_KINDS: Final = frozenset({"insight_selection", "public_read"})
 COLUMN_OPTIONS_OF_TYPE: Final = {"values": "select", "target": "reference"}
 

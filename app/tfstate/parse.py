@@ -15,13 +15,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from app.jsonutil import JSON_NULL, gc_paused, loads
+from app.errors import BadInput
+from app.jsonutil import JSON_NULL, JsonInputError, gc_paused, read
 from app.tfstate.address import instance_address, module_config_path, resource_key
 
 MODES = ("managed", "data")
+# Serials are GraphQL `Int`s (32-bit): Terraform adds one per write, so no real
+# state gets near it, and every client reads an Int natively (a 64-bit scalar
+# would be a string to JavaScript). Other integer columns are PostgreSQL bigint.
+MAX_SERIAL = 2**31 - 1
+_BIGINT = 2**63
+# A btree index row holds at most 2,704 bytes: addresses and output names are
+# indexed, with a uuid beside them.
+MAX_INDEXED_BYTES = 2_000
 
 
-class StateError(ValueError):
+class StateError(BadInput, ValueError):
     """The document is not a valid Terraform v4 state; the message says why."""
 
 
@@ -132,6 +141,8 @@ def _split(
         elif value is None:
             extra[key] = None  # a scalar key holding null: nothing to normalize
         elif _is(value, types):
+            if types is _INT and not -_BIGINT <= value < _BIGINT:
+                raise StateError(f"{where}: {key!r} is outside the 64-bit integer range")
             columns[key] = value
         else:
             raise StateError(
@@ -174,10 +185,6 @@ def _require(obj: dict[str, Any], key: str, types: tuple[type, ...], where: str)
     return value
 
 
-# Serials are bigint columns
-MAX_SERIAL = 2**63 - 1
-
-
 def check_serial(serial: int, where: str, error: type[StateError] = StateError) -> int:
     if not 0 <= serial <= MAX_SERIAL:
         raise error(f"{where}: 'serial' must be between 0 and {MAX_SERIAL}, got {serial}")
@@ -193,13 +200,9 @@ def parse_state(body: bytes | str) -> NormalizedState:
 def load_document(body: bytes | str) -> dict[str, Any]:
     """The JSON object of a state body (call with the GC paused: it may be huge)."""
     try:
-        doc = loads(body)
-    except ValueError as exc:
-        raise StateError(f"not valid JSON: {exc}") from None
-    if b"\\u0000" in (body if isinstance(body, bytes) else body.encode()):
-        raise StateError(
-            "the state contains U+0000, which PostgreSQL cannot store in text or jsonb"
-        )
+        doc = read(body)
+    except JsonInputError as exc:
+        raise StateError(str(exc)) from None
     if not isinstance(doc, dict):
         raise StateError(f"a state must be a JSON object, got {json_type(doc)}")
     return doc
@@ -244,6 +247,7 @@ def _outputs(outputs: Any) -> list[OutputRow]:
     rows = []
     for position, (name, output) in enumerate(outputs.items()):
         where = f"output {name!r}"
+        _indexable(name, where)
         if not isinstance(output, dict):
             raise StateError(f"{where}: must be an object, got {json_type(output)}")
         columns, extra = _split(output, _OUTPUT_FIELDS, where)
@@ -293,6 +297,7 @@ def _instances(resources: Any) -> list[InstanceRow]:
             address = instance_address(
                 module, mode, rtype, name, c.get("index_key"), c.get("deposed")
             )
+            _indexable(address, iwhere)
             if address in seen:
                 raise StateError(f"{iwhere}: duplicate instance address {address}")
             seen.add(address)
@@ -331,6 +336,13 @@ def _instances(resources: Any) -> list[InstanceRow]:
                 )
             )
     return rows
+
+
+def _indexable(text: str, where: str) -> None:
+    if len(text) * 4 > MAX_INDEXED_BYTES and len(text.encode()) > MAX_INDEXED_BYTES:
+        raise StateError(
+            f"{where[:200]}: the name or address is longer than {MAX_INDEXED_BYTES} bytes"
+        )
 
 
 def _optional_str(obj: dict[str, Any], key: str, where: str) -> str | None:

@@ -27,14 +27,17 @@ GRAPH_TABLES = {
 }
 
 WORKLOAD_QUERY = """query($id: ID!) {
-  states { edges { node { name currentVersion { serial resourceCount outputs { name value }
+  states(first: 5) { edges { node { name
+    currentVersion { serial resourceCount outputs { name value }
     resources(first: 50, filter: {type: "aws_subnet"}) { totalCount edges { node { id address
-      dependencies { totalCount edges { node { address } } }
-      dependents { edges { node { address } } }
-      blastRadius(direction: DEPENDENCIES) { totalCount edges { node { depth path } } } } } }
+      dependencies(first: 5) { totalCount edges { node { address } } }
+      dependents(first: 5) { edges { node { address } } }
+      blastRadius(direction: DEPENDENCIES, first: 5) {
+        totalCount edges { node { depth path } } } } } }
     diff(against: 1) { added removed changed { address } } }
     version(serial: 1) { resources(first: 5) { edges { node { address } } } }
-    versions { edges { node { serial } } } events(first: 5) { edges { node { action } } } } } }
+    versions(first: 5) { edges { node { serial } } }
+    events(first: 5) { edges { node { action } } } } } }
   resources(first: 5, filter: {attributes: {cidr: "10.0.1.0/24"}}) { edges { node { address } } }
   byModule: resources(first: 5, filter: {module: "", mode: MANAGED}) { totalCount }
   types: inventory(groupBy: TYPE) { key count }

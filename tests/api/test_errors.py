@@ -23,11 +23,12 @@ def _blast(max_depth: int) -> str:
 
 
 def _deep(levels: int) -> str:
-    """resources -> dependencies -> dependencies ...: 3 levels each (connection, edges, node)."""
+    """resources -> dependencies -> dependencies ...: 3 levels each (connection, edges, node),
+    one item a page (under the cost limit)."""
     inner = "address"
     for _ in range(levels // 3):
-        inner = f"dependencies {{ edges {{ node {{ {inner} }} }} }}"
-    return f"{{ resources {{ edges {{ node {{ {inner} }} }} }} }}"
+        inner = f"dependencies(first: 1) {{ edges {{ node {{ {inner} }} }} }}"
+    return f"{{ resources(first: 1) {{ edges {{ node {{ {inner} }} }} }} }}"
 
 
 @pytest.mark.parametrize(

@@ -147,16 +147,16 @@ async def test_a_bad_document_is_bad_input_with_every_error_by_line(http) -> Non
     )
     apply = {"scope": SLUG, "document": document, "hash": "0" * 64}
     assert await error_codes(http, APPLY, apply) == ["BAD_INPUT"]
-    # A lone surrogate is legal in a JSON string (escaped), not in a UTF-8 document.
+    # A lone surrogate (escaped, so the body is ASCII) is refused where the body is read.
     unpaired = {"scope": SLUG, "document": DOCUMENT.replace("People", "\ud800")}
     response = await http.post(
         "/graphql",
-        content=json.dumps({"query": PLAN, "variables": unpaired}),  # ASCII: \ud800 escaped
+        content=json.dumps({"query": PLAN, "variables": unpaired}),
         headers={"Content-Type": "application/json"},
     )
-    [error] = response.json()["errors"]
-    assert error["extensions"]["code"] == "BAD_INPUT"
-    assert [e["line"] for e in error["extensions"]["detail"]["errors"]] == [2]
+    assert response.status_code == 400
+    assert response.json()["code"] == "BAD_INPUT"
+    assert "surrogate" in response.json()["error"]
     assert await error_codes(http, PLAN, {"scope": "nope", "document": DOCUMENT}) == ["NOT_FOUND"]
     assert await error_codes(http, IAC_STATE, {"scope": "nope"}) == ["NOT_FOUND"]
 

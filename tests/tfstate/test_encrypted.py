@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from app.tfstate import EncryptedState, EnvelopeError, NormalizedState, StateError, parse_body
 from app.tfstate.encrypted import ENVELOPE_KEYS
+from app.tfstate.parse import MAX_SERIAL
 from tests.backend.helpers import tf_state
 from tests.tofu_encryption import altered, tofu
 
@@ -119,9 +120,9 @@ def test_any_look_alike_is_read_or_refused_with_a_state_error(changes, added) ->
 
 
 @given(
-    st.none() | st.integers(0, 2**40),
+    st.none() | st.integers(0, MAX_SERIAL),
     st.none() | st.text(min_size=1),
-    st.none() | st.integers(0, 2**40),
+    st.none() | st.integers(0, MAX_SERIAL),
     st.booleans(),
 )
 def test_a_version_takes_the_envelopes_numbers_else_numbers_by_arrival(

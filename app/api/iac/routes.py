@@ -9,21 +9,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from app.errors import AppError, Unavailable
-from app.http import error_response, json_response
+from app import db
+from app.http import json_response
 from app.iac import service
 
 
 async def iac_state(request: Request) -> Response:
     pool: asyncpg.Pool = request.app.state.pool
     system = request.query_params.get("system") or None
-    try:
-        async with pool.acquire() as conn:
-            rows = await service.state(conn, request.path_params["scope"], system)
-    except AppError as exc:
-        return error_response(exc)
-    except asyncpg.QueryCanceledError as exc:
-        return error_response(Unavailable(f"the database gave up: {exc}; retry"))
+    async with db.connection(pool) as conn:
+        rows = await service.state(conn, request.path_params["scope"], system)
     return json_response(rows)
 
 

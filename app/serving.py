@@ -1,0 +1,199 @@
+"""Serving the app: uvicorn (uvloop, httptools) with the limits a public server needs.
+
+uvicorn bounds neither headers nor how long a client may take to send them
+or its body. `BoundedHttpToolsProtocol` adds, per connection:
+
+- header bytes and header count limits (431), checked as the parser meets
+  them and as bytes arrive, before the app or the auth middleware sees anything;
+- a header deadline: a request's headers must be in within
+  `header_timeout_s` of its first byte (or of the connection, or of the
+  previous answer), else 408 and close (slow-loris and idle connections);
+- a body timeout: a body that pauses longer than `body_timeout_s` is cut.
+
+An idle kept-alive connection is closed after `keepalive_s` (uvicorn), and on
+SIGTERM in-flight requests (state writes included) get `shutdown_timeout_s`
+to finish before the pool closes.
+
+With `health_port` set, the health routes are also served on that port by a
+thread with its own event loop and pool: a query that keeps the main loop
+busy for seconds (building a large answer is CPU work) does not delay them,
+the GIL being handed over every few milliseconds.
+"""
+
+import asyncio
+import functools
+import gc
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import uvicorn
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from app import db
+from app.config import Settings
+from app.observe import GC_THRESHOLDS, log_config
+from app.server import create_app, health_app
+
+REFUSED_LINGER_S = 1.0
+
+
+@dataclass(frozen=True)
+class HttpLimits:
+    max_header_bytes: int
+    max_headers: int
+    header_timeout_s: float
+    body_timeout_s: float
+
+
+class _Refused(Exception):
+    """Raised in a parser callback to stop parsing; httptools makes it a parse error,
+    and `send_400_response` answers the refusal instead."""
+
+
+class BoundedHttpToolsProtocol(HttpToolsProtocol):
+    def __init__(self, *args: Any, limits: HttpLimits, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.limits = limits
+        self.reading_headers = True
+        self.header_bytes = 0  # of the request line and headers the parser saw
+        self.received_in_headers = 0  # bytes received while still in the headers
+        self.deadline: asyncio.TimerHandle | None = None
+        self.refused = False
+
+    def _arm(self, seconds: float) -> None:
+        self._disarm()
+        self.deadline = self.loop.call_later(seconds, self._expired)
+
+    def _disarm(self) -> None:
+        if self.deadline is not None:
+            self.deadline.cancel()
+            self.deadline = None
+
+    def _expired(self) -> None:
+        self.deadline = None
+        if self.refused or self.transport.is_closing():
+            return
+        if self.reading_headers:
+            self._refuse(408, b"Request Timeout", "the request headers took too long")
+        elif self.flow.read_paused:  # the app is slow to read, not the client to send
+            self._arm(self.limits.body_timeout_s)
+        else:  # a body that stopped coming: the app sees a disconnect
+            self.transport.close()
+
+    def _refuse(self, status: int, phrase: bytes, message: str) -> None:
+        """Answer and close. Closing at once with the client's bytes unread would
+        reset the connection and lose the answer: what still comes is read and
+        dropped until REFUSED_LINGER_S has passed."""
+        body = message.encode()
+        self.transport.write(
+            b"HTTP/1.1 %d %s\r\ncontent-type: text/plain; charset=utf-8\r\n"
+            b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (status, phrase, len(body), body)
+        )
+        self.refused = True
+        self._disarm()
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(REFUSED_LINGER_S, self.transport.close)
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm(self.limits.header_timeout_s)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _headers_too_large(self, what: str) -> None:
+        self._refuse(431, b"Request Header Fields Too Large", f"the request has {what}")
+
+    def data_received(self, data: bytes) -> None:
+        if self.refused:
+            return
+        super().data_received(data)
+        # still in the headers after this chunk: all of it was header bytes (one
+        # huge header is buffered by the parser until it ends: stop it early)
+        if self.reading_headers and not self.refused and not self.transport.is_closing():
+            self.received_in_headers += len(data)
+            if self.received_in_headers > self.limits.max_header_bytes:
+                self._headers_too_large(f"over {self.limits.max_header_bytes} bytes of headers")
+
+    def send_400_response(self, msg: str) -> None:
+        if self.header_bytes > self.limits.max_header_bytes:
+            self._headers_too_large(f"over {self.limits.max_header_bytes} bytes of headers")
+        elif len(self.headers) >= self.limits.max_headers:
+            self._headers_too_large(f"over {self.limits.max_headers} headers")
+        else:
+            super().send_400_response(msg)
+
+    def on_url(self, url: bytes) -> None:
+        self.header_bytes += len(url)
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.header_bytes += len(name) + len(value) + 4
+        if (
+            self.header_bytes > self.limits.max_header_bytes
+            or len(self.headers) >= self.limits.max_headers
+        ):
+            raise _Refused
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        self.reading_headers = False
+        self._arm(self.limits.body_timeout_s)
+        super().on_headers_complete()
+
+    def on_body(self, body: bytes) -> None:
+        self._arm(self.limits.body_timeout_s)
+        super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        self._disarm()
+        super().on_message_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self.reading_headers = True
+        self.header_bytes = self.received_in_headers = 0
+        if not self.transport.is_closing():
+            self._arm(self.limits.header_timeout_s)
+
+
+def _serve_health(url: str, host: str, port: int) -> uvicorn.Server:
+    # log_config None: the main server's logging stays as configured
+    config = uvicorn.Config(
+        health_app(url), host=host, port=port, loop="uvloop", log_config=None, access_log=False
+    )
+    server = uvicorn.Server(config)
+    threading.Thread(target=server.run, name="health", daemon=True).start()
+    return server
+
+
+def run(settings: Settings, host: str, port: int) -> None:
+    # Resolve the database first: an embedded server starts here, in the main process.
+    url = db.database_url(settings)
+    app = create_app(settings, database_url=url)
+    gc.set_threshold(*GC_THRESHOLDS)  # full collections when idle: app.observe
+    limits = HttpLimits(
+        max_header_bytes=settings.max_header_bytes,
+        max_headers=settings.max_headers,
+        header_timeout_s=settings.header_timeout_s,
+        body_timeout_s=settings.body_timeout_s,
+    )
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        loop="uvloop",
+        http=functools.partial(BoundedHttpToolsProtocol, limits=limits),  # type: ignore[arg-type]
+        log_config=log_config(settings.log_format),
+        timeout_keep_alive=settings.keepalive_s,  # type: ignore[arg-type]
+        timeout_graceful_shutdown=settings.shutdown_timeout_s,  # type: ignore[arg-type]
+    )
+    health = _serve_health(url, host, settings.health_port) if settings.health_port else None
+    try:
+        uvicorn.Server(config).run()
+    finally:
+        if health is not None:
+            health.should_exit = True

@@ -1,0 +1,83 @@
+"""schemathesis generates GraphQL queries and mutations from the schema: a bounded
+number of examples per root field, and not one server error (no 5xx, no
+INTERNAL_SERVER_ERROR, every error coded, no traceback in the server log: the
+fixture's rule). Its own GraphQL check is not used: it counts every resolver
+error whose code it does not know (NOT_FOUND, BAD_INPUT) as a server error."""
+
+from collections.abc import Iterator
+
+import graphql
+import httpx
+import pytest
+import requests
+import schemathesis
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from schemathesis.graphql import nodes
+
+from tests.live_server import ROOT, LiveServer, server_fixture
+
+server = server_fixture(scope="module")
+EXAMPLES = 5  # per root field: about 250 requests in all
+CODES = {"BAD_INPUT", "LIMIT_EXCEEDED", "NOT_FOUND", "CONFLICT", "STALE_PLAN", "UNAVAILABLE"}
+
+
+def _object(fields: dict[str, graphql.ValueNode]) -> graphql.ObjectValueNode:
+    return nodes.Object(
+        [
+            graphql.ObjectFieldNode(name=graphql.NameNode(value=k), value=v)
+            for k, v in fields.items()
+        ]
+    )
+
+
+# The JSON scalar (filters, settings, record values) as GraphQL literals
+schemathesis.graphql.scalar(
+    "JSON",
+    st.recursive(
+        st.text(max_size=12).map(nodes.String)
+        | st.integers(-(2**40), 2**40).map(nodes.Int)
+        | st.booleans().map(nodes.Boolean)
+        | st.just(graphql.NullValueNode()),
+        lambda inner: (
+            st.lists(inner, max_size=3).map(nodes.List)
+            | st.dictionaries(
+                st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True), inner, max_size=3
+            ).map(_object)
+        ),
+        max_leaves=8,
+    ),
+)
+
+# The exported SDL, which a test keeps equal to the served schema.
+schema = schemathesis.graphql.from_file((ROOT / "schema.graphql").read_text())
+
+
+@pytest.fixture(scope="module")
+def session() -> Iterator[requests.Session]:
+    """One HTTP session for every call (a call without one leaves its socket to the GC)."""
+    with requests.Session() as opened:
+        yield opened
+
+
+@schema.parametrize()
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    database=None,
+)
+def test_generated_operations_get_no_server_error(
+    case: schemathesis.Case, server: LiveServer, session: requests.Session
+) -> None:
+    response = case.call(base_url=f"{server.url}/graphql", session=session)
+    assert response.status_code < 500, response.text
+    if response.status_code != 200:  # a body refused whole (a generated string holds U+0000)
+        assert response.json()["code"] in CODES, response.text
+        return
+    codes = {e.get("extensions", {}).get("code") for e in response.json().get("errors") or ()}
+    assert codes <= CODES, response.text  # no INTERNAL_SERVER_ERROR, no error without a code
+
+
+def test_the_schema_is_served(server: LiveServer) -> None:
+    assert httpx.get(f"{server.url}/livez").status_code == 200
