@@ -65,15 +65,22 @@ def paged_sql(
     and its pass over every row, and the owner always gets its row.
     """
     if owner is None:
+        # One pass of window functions, no join of totals to pages: the row counts of
+        # `matched` are hard to estimate (ranges of serials), and a join planned for a
+        # few rows became a nested loop over every pair of owners' rows.
         return f"""
         WITH m AS ({matched}),
-        t AS (SELECT owner, count(*) AS total FROM m GROUP BY owner),
-        p AS (SELECT m.*, row_number() OVER (PARTITION BY owner ORDER BY {order}) AS rn
-              FROM m WHERE {after})
-        SELECT t.owner AS page_owner, t.total, p.rn, {select}
-        FROM t LEFT JOIN p ON p.owner = t.owner AND p.rn <= {limit}
+        w AS (SELECT m.*, ({after}) AS passes,
+                     count(*) OVER (PARTITION BY owner) AS total,
+                     row_number() OVER (PARTITION BY owner, ({after}) ORDER BY {order}) AS page_rn,
+                     row_number() OVER (PARTITION BY owner ORDER BY {order}) AS owner_rn
+              FROM m),
+        p AS (SELECT w.*, CASE WHEN passes AND page_rn <= {limit} THEN page_rn END AS rn
+              FROM w WHERE (passes AND page_rn <= {limit}) OR owner_rn = 1)
+        SELECT p.owner AS page_owner, p.total, p.rn, {select}
+        FROM p
         {joins}
-        ORDER BY t.owner, p.rn"""
+        ORDER BY p.owner, p.rn"""
     total = "count(*) AS total FROM m HAVING count(*) > 0" if count else "NULL::bigint AS total"
     return f"""
         WITH m AS ({matched}),

@@ -14,3 +14,11 @@ ALTER TABLE resource_dependencies
 -- Diffs and histories read the rows that began between two serials (the closed ones
 -- have their own index, resources_closed): the work follows the change.
 CREATE INDEX resources_opened ON resources (state_id, serial_from);
+
+-- An edge is looked up from either end within its state: (state_id, end) indexes, so
+-- a lookup never intersects a scan of every edge of the state (the planner did, with a
+-- bare state_id index). Deleting a state's edges uses either one's prefix.
+DROP INDEX resource_dependencies_state_id_idx;
+DROP INDEX resource_dependencies_to_resource_id_idx;
+CREATE INDEX resource_dependencies_from ON resource_dependencies (state_id, from_resource_id);
+CREATE INDEX resource_dependencies_to ON resource_dependencies (state_id, to_resource_id);

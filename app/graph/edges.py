@@ -57,13 +57,18 @@ async def neighbours(
     every declared one, or with `direct` those no other path implies."""
     near, far = _HOP[direction]
     sql = paged_sql(
+        # one index probe per resource (LATERAL, not a join the planner may turn into a
+        # scan of every edge of every state)
         f"""SELECT k.ord AS owner, n.id, n.state_id, k.version_id,
                    n.address COLLATE "C" AS address
             FROM {_KEYS}
-            JOIN resource_dependencies d
-              ON d.{near} = k.id AND {valid_at("d", "kv.state_id", "kv.serial")}
-                 AND (d.direct OR NOT $5)
-            JOIN resources n ON n.id = d.{far} AND n.state_id = kv.state_id""",
+            CROSS JOIN LATERAL (
+                SELECT d.{far} AS id FROM resource_dependencies d
+                WHERE d.{near} = k.id AND {valid_at("d", "kv.state_id", "kv.serial")}
+                  AND (d.direct OR NOT $5) OFFSET 0) d
+            CROSS JOIN LATERAL (
+                SELECT n.id, n.state_id, n.address FROM resources n
+                WHERE n.id = d.id AND n.state_id = kv.state_id OFFSET 0) n""",
         order="address",
         after="($3::text IS NULL OR address > $3)",
         limit="$4",
