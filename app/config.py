@@ -27,6 +27,9 @@ class Settings:
     api_tokens: dict[str, str] = field(default_factory=dict)
     public_schema: bool = True
     statement_timeout_ms: int = 30_000
+    # kept blast-radius walks (app/graph/edges.py): rows in all, and age
+    blast_cache_rows: int = 5_000_000
+    blast_cache_seconds: int = 3600
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -39,4 +42,6 @@ class Settings:
             api_tokens=_tokens(env.get("INFRAGRAPH_API_TOKENS", "")),
             public_schema=env.get("INFRAGRAPH_PUBLIC_SCHEMA", "1") not in ("0", "false", "no"),
             statement_timeout_ms=int(env.get("INFRAGRAPH_STATEMENT_TIMEOUT_MS", 30_000)),
+            blast_cache_rows=int(env.get("INFRAGRAPH_BLAST_CACHE_ROWS", 5_000_000)),
+            blast_cache_seconds=int(env.get("INFRAGRAPH_BLAST_CACHE_SECONDS", 3600)),
         )

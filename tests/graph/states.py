@@ -3,6 +3,8 @@
 import json
 from typing import Any
 
+from app.graph.edges import WalkLimits
+
 AWS = 'provider["registry.terraform.io/hashicorp/aws"]'
 BUILTIN = 'provider["terraform.io/builtin/terraform"]'
 # `sensitive_attributes` marking the `password` attribute
@@ -91,3 +93,7 @@ def chain_graph() -> bytes:
             for name, targets in deps.items()
         ]
     )
+
+
+# What tests calling blast_radius directly keep of its walks (the server's come from Settings).
+WALK_LIMITS = WalkLimits(rows=1_000_000, seconds=3600)

@@ -9,8 +9,9 @@ from strawberry.dataloader import DataLoader
 
 from app.api.loaders import by_key, paged
 from app.api.pagination import PageArgs
+from app.config import Settings
 from app.graph import diff, edges, events, queries, resources
-from app.graph.edges import Direction
+from app.graph.edges import Direction, WalkLimits
 from app.graph.resources import ResourceFilter, ResourceKey
 
 
@@ -19,6 +20,7 @@ class Blast:
     direction: Direction
     max_depth: int
     page: PageArgs
+    rows: bool  # False: the total alone (no edges or pageInfo selected)
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,8 @@ class GraphLoaders:
     blast_radius: DataLoader[tuple[ResourceKey, Blast], Any]
 
     @classmethod
-    def create(cls, pool: asyncpg.Pool) -> "GraphLoaders":
+    def create(cls, pool: asyncpg.Pool, settings: Settings) -> "GraphLoaders":
+        walks = WalkLimits(settings.blast_cache_rows, settings.blast_cache_seconds)
         return cls(
             state=by_key(pool, queries.states_by_ids),
             version=by_key(pool, queries.versions_by_ids),
@@ -92,9 +95,11 @@ class GraphLoaders:
                     conn,
                     ids,
                     a.direction,
+                    limits=walks,
                     max_depth=a.max_depth,
                     first=a.page.first,
                     after=a.page.after,
+                    rows=a.rows,
                 ),
             ),
         )
