@@ -138,7 +138,8 @@ _COUNT_WALK = f"""bfs (root_id, state_id, serial, depth, ids, seen) AS (
       UNION ALL
         SELECT b.root_id, b.state_id, b.serial, b.depth + 1, n.ids, b.seen || n.ids
         FROM bfs b CROSS JOIN LATERAL (
-            SELECT array_agg(DISTINCT d.id) AS ids FROM unnest(b.ids) AS f (id) {_NEXT}
+            SELECT array_agg(step.id) AS ids
+            FROM (SELECT d.id FROM unnest(b.ids) AS f (id) {_NEXT} GROUP BY d.id) step
         ) n
         WHERE b.depth < $3 AND n.ids IS NOT NULL
     )"""

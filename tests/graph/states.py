@@ -64,13 +64,15 @@ def state(
     ).encode()
 
 
-def chain_graph() -> bytes:
+def chain_graph(*, serial: int = 1, grown: bool = False) -> bytes:
     """The blast-radius fixture, resources named by letter (`terraform_data.<x>`).
 
     A diamond: b and c depend on r, d on b and c. A cycle: e depends on d,
     f on e, d on f. A 12-deep chain: k01 depends on r, k02 on k01, ... k12 on k11.
+    `grown`: and `a` depends on r (the first of r's blast radius).
     """
     deps: dict[str, list[str]] = {
+        **({"a": ["r"]} if grown else {}),
         "r": [],
         "b": ["r"],
         "c": ["r"],
@@ -91,7 +93,8 @@ def chain_graph() -> bytes:
                 depends_on=[f"terraform_data.{d}" for d in targets],
             )
             for name, targets in deps.items()
-        ]
+        ],
+        serial=serial,
     )
 
 
