@@ -16,8 +16,9 @@ from app.iac import service
 from tests.api.conftest import gql
 from tests.graph.states import resource, state
 
-# The tables that grow with the states: distributed by state_id.
-GRAPH_TABLES = {"resources", "resource_dependencies", "outputs"}
+# The tables that grow with the states: distributed by state_id (with the kept blast-radius
+# walks, migration 0010).
+GRAPH_TABLES = {"resources", "resource_dependencies", "outputs", "blast_walks", "blast_walk_rows"}
 
 WORKLOAD_QUERY = """query($id: ID!) {
   states { edges { node { name currentVersion { serial resourceCount outputs { name value }
@@ -35,6 +36,7 @@ WORKLOAD_QUERY = """query($id: ID!) {
   perState: inventory(groupBy: STATE) { key count }
   blastRadius(state: "team/net", address: "aws_vpc.main", maxDepth: 5) { totalCount
     edges { node { resource { address } } } }
+  counted: blastRadius(state: "team/net", address: "aws_vpc.main", maxDepth: 4) { totalCount }
   node(id: $id) { ... on Resource { address dependents { totalCount } } }
 }"""
 
