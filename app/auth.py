@@ -62,7 +62,8 @@ def authenticate(tokens: Mapping[str, str], authorization: str | None) -> str | 
 
 def actor(connection: HTTPConnection) -> str:
     """The authenticated caller's name (AuthMiddleware puts it there)."""
-    return connection.state.actor
+    name: str = connection.state.actor
+    return name
 
 
 class AuthMiddleware:

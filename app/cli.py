@@ -1,87 +1,89 @@
-"""The `infragraph` command: serve, migrate, import, export; IaC plan, apply, export-iac."""
+"""The `infragraph` command.
 
-import argparse
-import asyncio
-import logging
+`serve` and `migrate` use the database (DATABASE_URL, else the embedded one); every
+other command talks to a running server through its API: INFRAGRAPH_URL (default
+http://127.0.0.1:8080) with the token INFRAGRAPH_TOKEN. Exit codes: 0 done, 1 refused
+(the reason on stderr), 2 usage; `plan --detailed-exitcode`: 2 when it has changes.
+Shell completion: `eval "$(_INFRAGRAPH_COMPLETE=bash_source infragraph)"` (zsh_source,
+fish_source).
+"""
+
+import getpass
+import socket
 import sys
-from collections.abc import Awaitable, Callable
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-import asyncpg
+import click
 
-from app import db, jsonutil
-from app.config import Settings
-from app.errors import AppError
-from app.graph.store import export_state, write_version
-from app.iac import service
-from app.iac.document import LineError
-from app.iac.plan import Plan
-from app.tfstate import StateError, parse_state
+from app import jsonutil
+from app.client import Client, Refused
 
-CLI_ACTOR = "cli"
+CHUNK = 1024 * 1024
+SUMMARY = "create update delete move adopt orphaned noop insert skip"
+PLAN_FIELDS = f"""hash system warnings summary {{ {SUMMARY} }}
+    actions {{ action kind ref reason line changes {{ field desired lastApplied live reason }} }}"""
+PLAN = f"""mutation($scope: String!, $document: String!) {{
+  plan(scope: $scope, document: $document) {{ {PLAN_FIELDS} }}
+}}"""
+APPLY = f"""mutation($scope: String!, $document: String!, $hash: String!) {{
+  apply(scope: $scope, document: $document, hash: $hash) {{
+    stateName version {{ serial }} summary {{ {SUMMARY} }}
+  }}
+}}"""
+RELEASE = """mutation($scope: String!, $system: String!, $refs: [String!]!) {
+  release(scope: $scope, system: $system, refs: $refs) { stateName released version { serial } }
+}"""
+EXPORT_IAC = "query($scope: String!, $system: String!) { export(scope: $scope, system: $system) }"
+EXPORT_STATE = (
+    "mutation($name: String!, $serial: Int) { exportState(name: $name, serial: $serial) }"
+)
+STATES = """query($first: Int!, $after: String, $prefix: String) {
+  states(first: $first, after: $after, filter: {namePrefix: $prefix}) {
+    edges { node { name kind lock { id who } currentVersion { serial createdAt } } }
+    pageInfo { hasNextPage endCursor }
+  }
+}"""
 
 
-def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+def _fail(error: Refused) -> NoReturn:
+    for line in error.lines:
+        click.echo(f"infragraph: {line}", err=True)
+    sys.exit(1)
 
 
-async def _with_conn(
-    settings: Settings, work: Callable[[asyncpg.Connection], Awaitable[Any]]
-) -> Any:
-    conn = await asyncpg.connect(db.database_url(settings))
+def _client() -> Client:
+    return Client.from_env()
+
+
+def _ask(query: str, variables: dict[str, Any], field: str) -> Any:
+    """`field` of a GraphQL operation's data; a refusal ends the command (exit 1)."""
     try:
-        await db.init_connection(conn)
-        await db.migrate(conn)
-        return await work(conn)
-    finally:
-        await conn.close()
+        return _client().graphql(query, variables)[field]
+    except Refused as error:
+        _fail(error)
 
 
-def _read_file(path: Path) -> bytes:
-    """Read a possibly big file in chunks, showing progress on stderr."""
-    size = path.stat().st_size
-    chunks, done, step = [], 0, 8 * 1024 * 1024
-    with path.open("rb") as f:
-        while chunk := f.read(step):
-            chunks.append(chunk)
-            done += len(chunk)
-            if size > 4 * step:
-                _progress(f"read {done // 1_048_576}/{size // 1_048_576} MiB")
-    return b"".join(chunks)
+def _report(result: dict[str, Any], as_json: bool, *lines: str) -> None:
+    click.echo(_json(result) if as_json else "\n".join(lines))
 
 
-async def import_state(settings: Settings, name: str, path: Path) -> None:
-    body = _read_file(path)
-    state = parse_state(body)
-    _progress(f"parsed {len(state.instances)} instances, {len(state.edges)} edges; writing")
-
-    async def work(conn: asyncpg.Connection) -> None:
-        written = await write_version(
-            conn,
-            name,
-            body,
-            actor=CLI_ACTOR,
-            action="import",
-            state=state,
-            detail={"file": path.name},
-        )
-        verb = "imported" if written.created else "already stored"
-        _progress(f"{verb}: {name} serial {written.serial}")
-
-    await _with_conn(settings, work)
+def _read(path: str) -> bytes:
+    """A file's bytes (`-`: stdin); a missing or unreadable file is refused (exit 1)."""
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        _fail(Refused([str(exc)]))
 
 
-async def export(settings: Settings, name: str, serial: int | None) -> None:
-    async def work(conn: asyncpg.Connection) -> dict[str, Any]:
-        return await export_state(conn, name, serial=serial, actor=CLI_ACTOR)
-
-    document = await _with_conn(settings, work)
-    sys.stdout.buffer.write(jsonutil.dumps(document, indent=True))
-
-
-def _read_document(file: str) -> bytes:
-    return sys.stdin.buffer.read() if file == "-" else _read_file(Path(file))
+def _text(document: bytes) -> str:
+    # invalid UTF-8 stays visible to the server (as lone surrogates), which refuses it by line
+    return document.decode("utf-8", "surrogateescape")
 
 
 def _json(value: Any) -> str:
@@ -89,122 +91,269 @@ def _json(value: Any) -> str:
 
 
 def _counts(summary: dict[str, int]) -> str:
-    return ", ".join(f"{action} {n}" for action, n in summary.items())
+    return ", ".join(f"{action} {summary[action]}" for action in SUMMARY.split())
 
 
-def render_plan(plan: Plan) -> str:
+def render_plan(plan: dict[str, Any]) -> str:
     """The plan for a reviewer: summary, each action that changes something with its
-    fields (noop and skip are only counted), warnings, and the hash to apply last."""
-    lines = [f"system: {plan.system}", f"summary: {_counts(plan.summary)}"]
-    for action in plan.actions:
-        if action.action in ("noop", "skip"):
+    fields (desired / last applied / live and why; noop and skip are only counted),
+    warnings, and the hash to apply last."""
+    lines = [f"system: {plan['system']}", f"summary: {_counts(plan['summary'])}"]
+    for action in plan["actions"]:
+        if action["action"] in ("noop", "skip"):
             continue
-        where = f" (line {action.line})" if action.line is not None else ""
-        why = f": {action.reason}" if action.reason else ""
-        lines.append(f"  {action.action} {action.kind} {action.ref}{where}{why}")
+        where = f" (line {action['line']})" if action["line"] is not None else ""
+        why = f": {action['reason']}" if action["reason"] else ""
+        lines.append(f"  {action['action']} {action['kind']} {action['ref']}{where}{why}")
         lines += [
-            f"      {c.field}: desired {_json(c.desired)}, last applied {_json(c.last_applied)}, "
-            f"live {_json(c.live)} ({c.reason})"
-            for c in action.changes
+            f"      {c['field']}: desired {_json(c['desired'])}, last applied "
+            f"{_json(c['lastApplied'])}, live {_json(c['live'])} ({c['reason']})"
+            for c in action["changes"]
         ]
-    lines += [f"warning: {warning}" for warning in plan.warnings]
-    lines.append(f"hash: {plan.hash}")
+    lines += [f"warning: {warning}" for warning in plan["warnings"]]
+    lines.append(f"hash: {plan['hash']}")
     return "\n".join(lines) + "\n"
 
 
-async def plan(settings: Settings, scope: str, file: str) -> None:
-    document = _read_document(file)
-    planned = await _with_conn(settings, lambda conn: service.plan(conn, scope, document))
-    sys.stdout.write(render_plan(planned))
+def _changes_anything(summary: dict[str, int]) -> bool:
+    return any(n for action, n in summary.items() if action not in ("noop", "skip"))
 
 
-async def apply(settings: Settings, scope: str, plan_hash: str, file: str) -> None:
-    document = _read_document(file)
-    applied = await _with_conn(
-        settings, lambda conn: service.apply(conn, scope, document, plan_hash, actor=CLI_ACTOR)
-    )
-    print(f"applied: {applied.state_name} serial {applied.serial}")
-    print(f"summary: {_counts(applied.summary)}")
+SCOPE = click.option("--scope", required=True, help="The scope's slug.")
+SYSTEM = click.option("--system", required=True, help="The IaC system (a document's owner).")
+JSON_OUTPUT = click.option("--json", "as_json", is_flag=True, help="JSON for machines.")
+DOCUMENT = click.argument("file", type=click.Path(allow_dash=True, dir_okay=False))
 
 
-async def export_iac(settings: Settings, scope: str, system: str) -> None:
-    document = await _with_conn(settings, lambda conn: service.export(conn, scope, system))
-    sys.stdout.buffer.write(document)
+@click.group(help=__doc__, context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    pass
 
 
-def _error_lines(exc: AppError) -> list[str]:
-    """The message, and an invalid document's errors one per line."""
-    errors = exc.detail.get("errors") if isinstance(exc.detail, dict) else None
-    if not errors:
-        return [exc.message]
-    return [exc.message.splitlines()[0], *(str(LineError(**e)) for e in errors)]
+# --- the database: serve and migrate ----------------------------------------------------
 
 
-async def _nothing(conn: asyncpg.Connection) -> None:
-    return None
+@main.command(help="Run the HTTP server (migrates the database first).")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=8080, show_default=True)
+def serve(host: str, port: int) -> None:
+    import logging
 
-
-def serve(settings: Settings, host: str, port: int) -> None:
     import uvicorn
 
+    from app import db
+    from app.config import Settings
     from app.server import create_app
 
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    settings = Settings.from_env()
     # Resolve the database first: an embedded server starts here, in the main process.
     app = create_app(settings, database_url=db.database_url(settings))
     uvicorn.run(app, host=host, port=port, log_level="info")
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="infragraph", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("serve", help="run the HTTP server")
-    run.add_argument("--host", default="127.0.0.1")
-    run.add_argument("--port", type=int, default=8080)
-    commands.add_parser("migrate", help="apply pending database migrations")
-    imp = commands.add_parser("import", help="import a Terraform v4 state file as a new version")
-    imp.add_argument("name")
-    imp.add_argument("file", type=Path)
-    exp = commands.add_parser("export", help="print a state rendered from its normalized rows")
-    exp.add_argument("name")
-    exp.add_argument("--serial", type=int)
-    pln = commands.add_parser("plan", help="show what applying an IaC document would change")
-    pln.add_argument("--scope", required=True, help="the scope's slug")
-    pln.add_argument("file", help="the JSONL document; - for stdin")
-    apl = commands.add_parser("apply", help="apply an IaC document whose plan was reviewed")
-    apl.add_argument("--scope", required=True, help="the scope's slug")
-    apl.add_argument("--hash", required=True, help="the hash the reviewed plan printed")
-    apl.add_argument("file", help="the JSONL document; - for stdin")
-    exi = commands.add_parser("export-iac", help="print a system's resources as an IaC document")
-    exi.add_argument("--scope", required=True, help="the scope's slug")
-    exi.add_argument("--system", required=True)
-    return parser
+@main.command(help="Apply pending database migrations.")
+def migrate() -> None:
+    import asyncio
 
+    import asyncpg
 
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    settings = Settings.from_env()
+    from app import db
+    from app.config import Settings
+
+    async def run() -> None:
+        conn = await asyncpg.connect(db.database_url(Settings.from_env()))
+        try:
+            await db.init_connection(conn)
+            await db.migrate(conn)
+        finally:
+            await conn.close()
+
     try:
-        if args.command == "serve":
-            serve(settings, args.host, args.port)
-        elif args.command == "migrate":
-            asyncio.run(_with_conn(settings, _nothing))  # connecting migrates
-            _progress("database is up to date")
-        elif args.command == "import":
-            asyncio.run(import_state(settings, args.name, args.file))
-        elif args.command == "export":
-            asyncio.run(export(settings, args.name, args.serial))
-        elif args.command == "plan":
-            asyncio.run(plan(settings, args.scope, args.file))
-        elif args.command == "apply":
-            asyncio.run(apply(settings, args.scope, args.hash, args.file))
-        elif args.command == "export-iac":
-            asyncio.run(export_iac(settings, args.scope, args.system))
-    except AppError as exc:
-        for line in _error_lines(exc):
-            print(f"infragraph: {line}", file=sys.stderr)
-        return 1
-    except (StateError, OSError) as exc:
-        print(f"infragraph: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        asyncio.run(run())
+    except (OSError, asyncpg.PostgresError) as exc:
+        _fail(Refused([f"migrate: {exc}"]))
+    click.echo("database is up to date", err=True)
+
+
+# --- Terraform states, through the API --------------------------------------------------
+
+
+def _upload(path: Path) -> Iterator[bytes]:
+    """The file in chunks, with a progress bar on stderr for a big one."""
+    size = path.stat().st_size
+    with path.open("rb") as f:
+        if size <= 8 * CHUNK:
+            yield f.read()
+            return
+        with click.progressbar(length=size, label="uploading", file=sys.stderr) as bar:
+            while chunk := f.read(CHUNK):
+                bar.update(len(chunk))
+                yield chunk
+
+
+@main.command("import", help="Import a Terraform v4 state file as the state's next version.")
+@click.argument("name")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def import_state(name: str, file: Path) -> None:
+    try:
+        written = _client().state("POST", name, _upload(file))
+    except Refused as error:
+        _fail(error)
+    verb = "imported" if written["created"] else "already stored"
+    click.echo(f"{verb}: {name} serial {written['serial']}", err=True)
+
+
+@main.command(help="Print a state rendered from its normalized rows (current or --serial).")
+@click.argument("name")
+@click.option("--serial", type=int, help="A version's serial (default: the current one).")
+def export(name: str, serial: int | None) -> None:
+    document = _ask(EXPORT_STATE, {"name": name, "serial": serial}, "exportState")
+    sys.stdout.buffer.write(jsonutil.dumps(document, indent=True))
+
+
+@main.command(help="List the states: name, kind, current serial, lock holder.")
+@click.option("--prefix", help="Only names starting with it.")
+@JSON_OUTPUT
+def states(prefix: str | None, as_json: bool) -> None:
+    found, after = [], None
+    while True:
+        page = _ask(STATES, {"first": 1000, "after": after, "prefix": prefix}, "states")
+        found += [edge["node"] for edge in page["edges"]]
+        if not page["pageInfo"]["hasNextPage"]:
+            break
+        after = page["pageInfo"]["endCursor"]
+    if as_json:
+        click.echo(_json(found))
+        return
+    for state in found:
+        version = state["currentVersion"]
+        serial = f"serial {version['serial']}" if version else "no version"
+        lock = state["lock"]
+        held = f"  locked by {lock['who'] or '?'} ({lock['id']})" if lock else ""
+        click.echo(f"{state['name']}  {state['kind'].lower()}  {serial}{held}")
+
+
+PRUNE = """mutation($states: String!, $keepLast: Int!, $keepDays: Float) {
+  prune(states: $states, keepLast: $keepLast, keepDays: $keepDays) {
+    state serials resources edges outputs } }"""
+
+
+@main.command(
+    help="Delete old versions: keep the last N of each state, and those newer than D days."
+)
+@click.option("--state", "states", required=True, help="State names, shell-style: team/*")
+@click.option("--keep-last", type=click.IntRange(min=1), required=True, help="Versions kept.")
+@click.option("--keep-days", type=float, help="Versions younger than this are kept too.")
+@JSON_OUTPUT
+def prune(states: str, keep_last: int, keep_days: float | None, as_json: bool) -> None:
+    variables = {"states": states, "keepLast": keep_last, "keepDays": keep_days}
+    pruned = _ask(PRUNE, variables, "prune")
+    if as_json:
+        click.echo(_json(pruned))
+        return
+    for state in pruned:
+        click.echo(
+            f"{state['state']}: pruned serials {', '.join(map(str, state['serials']))} "
+            f"({state['resources']} resources, {state['edges']} edges, {state['outputs']} outputs)"
+        )
+    if not pruned:
+        click.echo(f"nothing to prune in states matching {states!r}")
+
+
+@main.command(help="Lock a state as Terraform does; prints the lock ID (for unlock).")
+@click.argument("name")
+@click.option("--operation", default="infragraph lock", show_default=True)
+@click.option("--info", "note", default="", help="A note for whoever meets the lock.")
+def lock(name: str, operation: str, note: str) -> None:
+    info = {
+        "ID": str(uuid.uuid4()),
+        "Operation": operation,
+        "Info": note,
+        "Who": f"{getpass.getuser()}@{socket.gethostname()}",
+        "Version": "infragraph",
+        "Created": datetime.now(UTC).isoformat(),
+        "Path": "",
+    }
+    try:
+        _client().state("LOCK", name, jsonutil.dumps(info))
+    except Refused as error:
+        _fail(error)
+    click.echo(info["ID"])
+
+
+def _unlock(name: str, body: bytes) -> None:
+    try:
+        done = _client().state("UNLOCK", name, body)
+    except Refused as error:
+        _fail(error)
+    click.echo(f"unlocked: {name}" if done["unlocked"] else f"{name} was not locked", err=True)
+
+
+@main.command(help="Release a lock this holder took (its lock ID).")
+@click.argument("name")
+@click.argument("lock_id")
+def unlock(name: str, lock_id: str) -> None:
+    _unlock(name, jsonutil.dumps({"ID": lock_id, "Operation": "infragraph unlock"}))
+
+
+@main.command("force-unlock", help="Release whoever's lock on a state (recorded as forced).")
+@click.argument("name")
+def force_unlock(name: str) -> None:
+    _unlock(name, b"")
+
+
+# --- declarative IaC, through the API ---------------------------------------------------
+
+
+@main.command(help="What applying an IaC document would change; ends with its hash.")
+@SCOPE
+@DOCUMENT
+@JSON_OUTPUT
+@click.option(
+    "--detailed-exitcode", is_flag=True, help="Exit 2 when the plan changes something, else 0."
+)
+def plan(scope: str, file: str, as_json: bool, detailed_exitcode: bool) -> None:
+    planned = _ask(PLAN, {"scope": scope, "document": _text(_read(file))}, "plan")
+    click.echo(_json(planned) if as_json else render_plan(planned), nl=as_json)
+    if detailed_exitcode and _changes_anything(planned["summary"]):
+        sys.exit(2)
+
+
+@main.command(help="Apply the reviewed plan of a document (refused if anything changed since).")
+@SCOPE
+@click.option("--hash", "plan_hash", required=True, help="The hash the reviewed plan printed.")
+@DOCUMENT
+@JSON_OUTPUT
+def apply(scope: str, plan_hash: str, file: str, as_json: bool) -> None:
+    variables = {"scope": scope, "document": _text(_read(file)), "hash": plan_hash}
+    applied = _ask(APPLY, variables, "apply")
+    _report(
+        applied,
+        as_json,
+        f"applied: {applied['stateName']} serial {applied['version']['serial']}",
+        f"summary: {_counts(applied['summary'])}",
+    )
+
+
+@main.command("export-iac", help="Print a system's share of a scope as an IaC document.")
+@SCOPE
+@SYSTEM
+def export_iac(scope: str, system: str) -> None:
+    click.echo(_ask(EXPORT_IAC, {"scope": scope, "system": system}, "export"), nl=False)
+
+
+@main.command(help="Stop managing refs (a table with its sub-resources); they stay live.")
+@SCOPE
+@SYSTEM
+@click.argument("refs", nargs=-1, required=True)
+@JSON_OUTPUT
+def release(scope: str, system: str, refs: tuple[str, ...], as_json: bool) -> None:
+    variables = {"scope": scope, "system": system, "refs": list(refs)}
+    released = _ask(RELEASE, variables, "release")
+    _report(
+        released,
+        as_json,
+        f"released: {', '.join(released['released'])}",
+        f"recorded: {released['stateName']} serial {released['version']['serial']}",
+    )

@@ -4,9 +4,11 @@ With DATABASE_URL unset, PostgreSQL comes from the `pgserver` package, with its
 data under $INFRAGRAPH_HOME (default ./.infragraph), reused on the next start.
 """
 
+import contextlib
 import logging
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import asyncpg
 
@@ -14,6 +16,9 @@ from app import jsonutil
 from app.config import Settings
 
 log = logging.getLogger("infragraph.db")
+
+# A row as the domain reads it: an asyncpg Record, or a dict built from one.
+Row = Mapping[str, Any] | asyncpg.Record
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 # Any fixed 64-bit number: held while migrating so two servers starting together do not race.
@@ -26,11 +31,11 @@ def embedded_url(home: Path) -> str:
     """Start (or reuse) the embedded PostgreSQL under `home` and return its URL."""
     global _embedded
     if _embedded is None:
-        import pgserver  # imported lazily: only needed without DATABASE_URL
+        from pgserver.postgres_server import get_server  # lazily: only without DATABASE_URL
 
         home.mkdir(parents=True, exist_ok=True)
-        _embedded = pgserver.get_server(home / "pgdata", cleanup_mode="stop")
-    return _embedded.get_uri()
+        _embedded = get_server(home / "pgdata", cleanup_mode="stop")
+    return str(_embedded.get_uri())
 
 
 def database_url(settings: Settings) -> str:
@@ -76,12 +81,23 @@ async def create_pool(
     return pool
 
 
+@contextlib.asynccontextmanager
+async def connection(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
+    """A connection of `pool` for the block. asyncpg lends a proxy that forwards every call
+    to the Connection; it is typed as that Connection, which domain functions take."""
+    async with pool.acquire() as proxy:
+        yield cast(asyncpg.Connection, proxy)
+
+
 def migration_files(directory: Path = MIGRATIONS_DIR) -> list[Path]:
     return sorted(directory.glob("[0-9][0-9][0-9][0-9]_*.sql"))
 
 
-async def migrate(conn: asyncpg.Connection, directory: Path = MIGRATIONS_DIR) -> list[str]:
-    """Apply pending migrations in order, each in its own transaction. Returns their names."""
+async def migrate(
+    conn: asyncpg.Connection, directory: Path = MIGRATIONS_DIR, *, until: int | None = None
+) -> list[str]:
+    """Apply pending migrations in order, each in its own transaction; with `until`, only
+    those numbered up to it (a database as an older release left it). Returns their names."""
     applied: list[str] = []
     await conn.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK_KEY)
     try:
@@ -94,6 +110,8 @@ async def migrate(conn: asyncpg.Connection, directory: Path = MIGRATIONS_DIR) ->
         for path in migration_files(directory):
             if path.name in done:
                 continue
+            if until is not None and int(path.name[:4]) > until:
+                break
             async with conn.transaction():
                 await conn.execute(path.read_text())
                 await conn.execute("INSERT INTO schema_migrations (name) VALUES ($1)", path.name)

@@ -38,7 +38,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         url = database_url or db.database_url(settings)
         pool = await db.create_pool(url, statement_timeout_ms=settings.statement_timeout_ms)
-        async with pool.acquire() as conn:
+        async with db.connection(pool) as conn:
             await db.migrate(conn)
         if not settings.api_tokens:
             log.warning(

@@ -9,8 +9,8 @@
 --
 -- Columns whose meaning changes:
 -- - resources.state_version_id, outputs.state_version_id, resource_dependencies
---   .state_version_id: the version that wrote the row (its first version); retention
---   moves it to the oldest kept version of the row's range. Reads go by the range.
+--   .state_version_id: the version that wrote the row (its first version); after
+--   retention it may name a pruned version (no foreign key). Reads go by the range.
 -- - resources.resource_index, instance_index: the row's place in the document that wrote
 --   it. A version renders its resources in Terraform's order (module, mode, type, name;
 --   then index key, deposed key) unless state_versions.layout lists another order.

@@ -8,7 +8,7 @@
 -- carry state_id, the distribution column (README, "Scaling out").
 
 -- A walk: its key (state, version serial, root row, direction, maxDepth, the edges it
--- follows: 'all' today) and its size. `kept`: its rows are in blast_walk_rows; false
+-- follows: 'direct' today) and its size. `kept`: its rows are in blast_walk_rows; false
 -- for a walk that only counted (a totalCount asked alone).
 CREATE UNLOGGED TABLE blast_walks (
     id bigint GENERATED ALWAYS AS IDENTITY,

@@ -5,6 +5,7 @@ created on that server and dropped at the end. Without it, an embedded
 PostgreSQL (pgserver) starts in a temporary directory.
 """
 
+import contextlib
 import os
 import tempfile
 import uuid
@@ -48,21 +49,31 @@ def admin_url() -> Iterator[str]:
         server.cleanup()
 
 
-@pytest.fixture(scope="session")
-async def database_url(admin_url: str) -> AsyncIterator[str]:
-    """A fresh, migrated database for this test session."""
+@contextlib.asynccontextmanager
+async def throwaway_database(admin_url: str, *, until: int | None = None) -> AsyncIterator[str]:
+    """A fresh database on `admin_url`'s server, migrated (up to migration `until`),
+    dropped on exit."""
     name = f"infragraph_test_{uuid.uuid4().hex[:12]}"
     admin = await asyncpg.connect(admin_url)
     await admin.execute(f'CREATE DATABASE "{name}"')
     url = _with_database(admin_url, name)
     conn = await asyncpg.connect(url)
     try:
-        await db.migrate(conn)
+        await db.migrate(conn, until=until)
     finally:
         await conn.close()
-    yield url
-    await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    await admin.close()
+    try:
+        yield url
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
+@pytest.fixture(scope="session")
+async def database_url(admin_url: str) -> AsyncIterator[str]:
+    """A fresh, migrated database for this test session."""
+    async with throwaway_database(admin_url) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

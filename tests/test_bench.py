@@ -2,10 +2,13 @@
 checks that candidate and baseline did the same work (row counts, the same
 blast-radius sets and pages); timings are not asserted."""
 
+import pytest
+
 from bench.__main__ import run
 from bench.cases import GROUPS, TINY
 
 
+@pytest.mark.slow
 async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url: str) -> None:
     results = await run(sorted(GROUPS), TINY, admin_url)
     cases = {r.case for r in results}

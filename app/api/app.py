@@ -1,5 +1,7 @@
 """The Starlette-mountable GraphQL app: `/graphql` (POST, GET; GraphiQL for browsers)."""
 
+from typing import Literal
+
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -32,5 +34,5 @@ class GraphQLApp(GraphQL[Context, None]):
 
 def graphql_route(settings: Settings, path: str = "/graphql") -> Route:
     """GraphiQL and introspection only when the schema is public (INFRAGRAPH_PUBLIC_SCHEMA)."""
-    ide = "graphiql" if settings.public_schema else None
+    ide: Literal["graphiql"] | None = "graphiql" if settings.public_schema else None
     return Route(path, GraphQLApp(schema, graphql_ide=ide))

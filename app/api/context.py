@@ -9,6 +9,7 @@ import strawberry
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app import db
 from app.api.catalog.loaders import CatalogLoaders
 from app.api.graph.loaders import GraphLoaders
 from app.auth import ANONYMOUS
@@ -28,14 +29,14 @@ class Context:
     graph: GraphLoaders
     catalog: CatalogLoaders
 
-    async def read(
+    async def with_conn(
         self,
         fn: Callable[Concatenate[asyncpg.Connection, P], Awaitable[T]],
         *args: P.args,
         **kwargs: P.kwargs,
     ) -> T:
-        """Run a domain read function on a pooled connection."""
-        async with self.pool.acquire() as conn:
+        """Run a domain function (a read or a write) on a connection taken from the pool."""
+        async with db.connection(self.pool) as conn:
             return await fn(conn, *args, **kwargs)
 
 
@@ -51,6 +52,6 @@ def make_context(request: Request, response: Response) -> Context:
         pool=pool,
         settings=settings,
         actor=getattr(request.state, "actor", ANONYMOUS),
-        graph=GraphLoaders.create(pool, settings),
-        catalog=CatalogLoaders.create(pool),
+        graph=GraphLoaders(pool, settings),
+        catalog=CatalogLoaders(pool),
     )

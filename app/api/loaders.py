@@ -1,7 +1,7 @@
 """Per-request dataloaders: every key asked for in one tick is fetched by one statement.
 
-A loader lives for one request (created in `get_context`), so its cache
-never serves another request's data.
+A loader lives for one request (built on first use through the request's context),
+so its cache never serves another request's data.
 """
 
 from collections.abc import Awaitable, Callable, Hashable, Mapping
@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import asyncpg
 from strawberry.dataloader import DataLoader
 
+from app import db
 from app.errors import AppError
 from app.paging import EMPTY, Page
 
@@ -26,7 +27,7 @@ def by_key(
     """Loads values by key (`default` for a key `fetch` did not return)."""
 
     async def load(keys: list[K]) -> list[Any]:
-        async with pool.acquire() as conn:
+        async with db.connection(pool) as conn:
             found = await fetch(conn, keys)
         return [found.get(key, default) for key in keys]
 
@@ -47,7 +48,7 @@ def paged(
         for owner, args in keys:
             groups.setdefault(args, []).append(owner)
         results: dict[A, Mapping[Any, Page[Any]] | AppError] = {}
-        async with pool.acquire() as conn:
+        async with db.connection(pool) as conn:
             for args, owners in groups.items():
                 try:
                     results[args] = await fetch(conn, owners, args)

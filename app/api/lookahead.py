@@ -16,6 +16,7 @@ from graphql import (
     GraphQLObjectType,
     GraphQLResolveInfo,
     InlineFragmentNode,
+    NamedTypeNode,
     SelectionSetNode,
     get_named_type,
 )
@@ -28,7 +29,7 @@ from app.api.context import Info
 class Selected:
     """One field node of the query, in the type it is selected on."""
 
-    raw: GraphQLResolveInfo
+    raw: GraphQLResolveInfo[Any]
     node: FieldNode
     definition: GraphQLField | None  # None for the field being resolved (its args are known)
     type: GraphQLNamedType  # the field's type, lists and non-null unwrapped
@@ -72,7 +73,7 @@ def _children(level: Iterable[Selected]) -> list[Selected]:
 
 
 def _fields(
-    raw: GraphQLResolveInfo, selection_set: SelectionSetNode | None, in_type: GraphQLNamedType
+    raw: GraphQLResolveInfo[Any], selection_set: SelectionSetNode | None, in_type: GraphQLNamedType
 ) -> Iterator[tuple[FieldNode, GraphQLObjectType | GraphQLInterfaceType]]:
     """Field nodes with the type they are selected on, through fragments (validation has
     refused fragment cycles, and limits.py documents that expand too much)."""
@@ -81,6 +82,7 @@ def _fields(
             if isinstance(in_type, GraphQLObjectType | GraphQLInterfaceType):
                 yield selection, in_type
             continue
+        condition: NamedTypeNode | None
         if isinstance(selection, FragmentSpreadNode):
             fragment = raw.fragments.get(selection.name.value)
             if fragment is None:

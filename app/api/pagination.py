@@ -52,7 +52,14 @@ class Edge(Generic[T]):
 class Connection(Generic[T]):
     edges: list[Edge[T]]
     page_info: PageInfo
-    total_count: int = strawberry.field(description="The size of the whole list, all pages.")
+    # None: not counted, which a list does only when totalCount is not selected
+    total: strawberry.Private[int | None]
+
+    @strawberry.field(description="The size of the whole list, all pages.")
+    def total_count(self) -> int:
+        if self.total is None:
+            raise AssertionError("a page counted without its total: select-aware code is wrong")
+        return self.total
 
 
 @dataclass(frozen=True)
@@ -119,7 +126,7 @@ def connection(page: Page[Any], nodes: list[T], *, after: str | None) -> Connect
             start_cursor=edges[0].cursor if edges else None,
             end_cursor=edges[-1].cursor if edges else None,
         ),
-        total_count=page.total,
+        total=page.total,
     )
 
 

@@ -10,6 +10,7 @@ from strawberry.types import ExecutionContext
 from app.api.catalog.mutations import CatalogMutation
 from app.api.catalog.queries import CatalogQuery
 from app.api.errors import log_unexpected
+from app.api.graph.mutations import GraphMutation
 from app.api.graph.queries import GraphQuery
 from app.api.iac.mutations import IacMutation
 from app.api.iac.queries import IacQuery
@@ -22,7 +23,7 @@ class Query(GraphQuery, CatalogQuery, IacQuery):
 
 
 @strawberry.type
-class Mutation(CatalogMutation, IacMutation):
+class Mutation(GraphMutation, CatalogMutation, IacMutation):
     pass
 
 

@@ -21,6 +21,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from app import db
 from app.auth import actor
 from app.backend.protocol import decode_state, lock_info, read_body, unlock_request
 from app.config import MIB
@@ -37,7 +38,8 @@ MAX_NAME_LENGTH = 512
 
 
 def _pool(request: Request) -> asyncpg.Pool:
-    return request.app.state.pool
+    pool: asyncpg.Pool = request.app.state.pool
+    return pool
 
 
 def _has_control_characters(text: str) -> bool:
@@ -52,7 +54,7 @@ def _lock_id(request: Request) -> str | None:
 
 
 async def get_state(request: Request, name: str) -> Response:
-    async with _pool(request).acquire() as conn:
+    async with db.connection(_pool(request)) as conn:
         version = await current_raw(conn, name, RAW_CHUNK)
     if version is None:
         raise NotFound(f"no state {name!r}")
@@ -69,7 +71,7 @@ async def get_state(request: Request, name: str) -> Response:
 
 async def _slices(pool: asyncpg.Pool, version_id: UUID, size: int) -> AsyncIterator[bytes]:
     for offset in range(0, size, RAW_CHUNK):
-        async with pool.acquire() as conn:  # not held while the client reads
+        async with db.connection(pool) as conn:  # not held while the client reads
             chunk = await raw_slice(conn, version_id, offset, RAW_CHUNK)
         if chunk is None:  # deleted meanwhile: cut the response short, visibly
             raise RuntimeError(f"state version {version_id} was deleted while being sent")
@@ -89,29 +91,35 @@ async def post_state(request: Request, name: str) -> Response:
 
 async def _write(request: Request, name: str, body: bytes, lock_id: str | None) -> Written:
     state = await asyncio.to_thread(decode_state, body)
-    async with _pool(request).acquire() as conn:
+    async with db.connection(_pool(request)) as conn:
         return await locks.guarded_write(
-            conn, name, body, lock_id, state=state, actor=actor(request)
+            conn,
+            name,
+            body,
+            lock_id,
+            state=state,
+            actor=actor(request),
+            keep_last=request.app.state.settings.prune_keep_last,
         )
 
 
 async def delete_state(request: Request, name: str) -> Response:
     lock_id = _lock_id(request)
-    async with _pool(request).acquire() as conn:
+    async with db.connection(_pool(request)) as conn:
         versions = await locks.guarded_delete(conn, name, lock_id, actor=actor(request))
     return json_response({"name": name, "deleted_versions": versions})
 
 
 async def lock_state(request: Request, name: str) -> Response:
     info = lock_info(await read_body(request, LOCK_INFO_LIMIT))
-    async with _pool(request).acquire() as conn:
+    async with db.connection(_pool(request)) as conn:
         await locks.lock(conn, name, info, actor=actor(request))
     return json_response(info)
 
 
 async def unlock_state(request: Request, name: str) -> Response:
     lock_id, force = unlock_request(await read_body(request, LOCK_INFO_LIMIT))
-    async with _pool(request).acquire() as conn:
+    async with db.connection(_pool(request)) as conn:
         released = await locks.unlock(conn, name, lock_id, force=force, actor=actor(request))
     return json_response({"name": name, "unlocked": released})
 

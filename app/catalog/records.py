@@ -20,6 +20,7 @@ from app.catalog import store
 from app.catalog.kinds import COLUMN
 from app.catalog.tables import lock_table
 from app.catalog.values import check_value
+from app.db import Row
 from app.errors import BadInput, Conflict, NotFound
 from app.paging import Keyset, Page, paged_sql, pages_by_owner
 
@@ -31,7 +32,7 @@ _RECORD = """r.id, r.table_id, r."values", r.created_at,
      WHERE c.table_id = r.table_id) AS names"""
 
 
-def _by_name(row: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
+def _by_name(row: Row, names: Mapping[str, str]) -> dict[str, Any]:
     return {
         "id": str(row["id"]),
         "table_id": str(row["table_id"]),
@@ -115,12 +116,11 @@ async def _check_references(
 ) -> None:
     if not references:
         return
-    found = dict(
-        await conn.fetch(
-            "SELECT id::text, table_id::text FROM records WHERE id = ANY($1::uuid[])",
-            list({ref for _, _, ref in references}),
-        )
+    rows = await conn.fetch(
+        "SELECT id::text, table_id::text FROM records WHERE id = ANY($1::uuid[])",
+        list({ref for _, _, ref in references}),
     )
+    found: dict[str, str] = {row["id"]: row["table_id"] for row in rows}
     for index, column, ref in references:
         if found.get(ref) != column["options"]["table"]:
             raise BadInput(
@@ -205,10 +205,9 @@ async def _checked_new(
     return await _checked(conn, table, columns, [{**defaults, **row} for row in rows])
 
 
-async def insert_record(
-    conn: asyncpg.Connection, table_id: Any, values: Mapping[str, Any]
-) -> dict[str, Any]:
-    """Insert one record given by column name; returns it by column name."""
+async def insert_record(conn: asyncpg.Connection, table_id: Any, values: object) -> dict[str, Any]:
+    """Insert one record given by column name (`values` must be an object: checked);
+    returns it by column name."""
     async with conn.transaction():
         table = await lock_table(conn, table_id)
         columns = await _columns(conn, table["id"])
@@ -219,6 +218,7 @@ async def insert_record(
             uuid.UUID(table["id"]),
             checked,
         )
+        assert row is not None  # INSERT ... RETURNING returns the row
         return _by_name(row, _names(columns))
 
 
@@ -254,9 +254,7 @@ def _uuid(record_id: Any) -> uuid.UUID:
         raise NotFound(f"no record {record_id!r}") from None
 
 
-async def update_record(
-    conn: asyncpg.Connection, record_id: Any, values: Mapping[str, Any]
-) -> dict[str, Any]:
+async def update_record(conn: asyncpg.Connection, record_id: Any, values: object) -> dict[str, Any]:
     """Change the given values (by column name; null removes one), the rest stay."""
     rid = _uuid(record_id)
     async with conn.transaction():
@@ -277,6 +275,7 @@ async def update_record(
             rid,
             checked,
         )
+        assert row is not None  # the record is locked: the UPDATE finds it
         return _by_name(row, _names(columns))
 
 

@@ -125,7 +125,7 @@ async def update(
     async with conn.transaction():
         # not locked here: a view's check holds its table first, the order column writers use
         current = await store.fetch(conn, k, resource_id)
-        await _prepare(conn, k, current[k.parent], values)
+        await _prepare(conn, k, current[k.parent_column], values)
         return await store.update(conn, k, resource_id, values)
 
 

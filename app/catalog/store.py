@@ -19,7 +19,7 @@ def _q(name: str) -> str:
     return f'"{name}"'
 
 
-def _plain(value: Any) -> Any:
+def _uuids_as_text(value: Any) -> Any:
     if isinstance(value, uuid.UUID):
         return str(value)
     if isinstance(value, list):
@@ -28,7 +28,7 @@ def _plain(value: Any) -> Any:
 
 
 def to_dict(kind: Kind, row: asyncpg.Record) -> dict[str, Any]:
-    out = {"kind": kind.name, **{name: _plain(value) for name, value in row.items()}}
+    out = {"kind": kind.name, **{name: _uuids_as_text(value) for name, value in row.items()}}
     if kind.name == "view":
         out["columns"] = [f"{out['table_id']}:{key}" for key in out["columns"]]
     return out
@@ -90,7 +90,7 @@ async def children(
         parents,
     )
     for row in rows:
-        out[str(row[kind.parent])].append(to_dict(kind, row))
+        out[str(row[kind.parent_column])].append(to_dict(kind, row))
     return out
 
 
@@ -108,6 +108,7 @@ async def insert(
         )
     except asyncpg.UniqueViolationError as exc:
         raise _conflict(kind, exc, values) from None
+    assert row is not None  # INSERT ... RETURNING returns the row
     return to_dict(kind, row)
 
 

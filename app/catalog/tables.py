@@ -11,9 +11,9 @@ from typing import Any
 import asyncpg
 
 from app.catalog import store
-from app.catalog.fields import text
-from app.catalog.kinds import SCOPE, SERVER_OWNED_SETTINGS, TABLE, validate
-from app.errors import BadInput, Conflict, NotFound
+from app.catalog.kinds import SCOPE, SERVER_OWNED_SETTINGS, TABLE, checked, system_tag, validate
+from app.catalog.schema import TEXT
+from app.errors import Conflict, NotFound
 
 
 async def lock_table(conn: asyncpg.Connection, table_id: Any) -> dict[str, Any]:
@@ -80,10 +80,7 @@ async def _update_returning(conn: asyncpg.Connection, sql: str, *args: Any) -> d
 
 
 def _tag(tag: Any) -> str:
-    try:
-        return text(tag)
-    except ValueError as exc:
-        raise BadInput(f"tag: {exc}") from None
+    return str(checked(TEXT, tag, "tag", "tag"))
 
 
 async def add_table_tag(conn: asyncpg.Connection, table_id: Any, tag: str) -> dict[str, Any]:
@@ -135,8 +132,20 @@ async def mark_managed(
            WHERE t.id = m.id
              AND NOT ($1 = ANY(t.tags) AND t.settings -> 'iac' IS NOT DISTINCT FROM
                       jsonb_build_object('system', $2::text, 'ref', m.ref))""",
-        f"system:{system}",
+        system_tag(system),
         system,
         list(ids),
         list(refs),
+    )
+
+
+async def release_managed(conn: asyncpg.Connection, system: str, table_ids: Sequence[str]) -> None:
+    """IaC release: the tables lose the tag `system:S` and settings.iac when `system`
+    holds them (tables that no longer exist are skipped)."""
+    await conn.execute(
+        """UPDATE tables SET tags = array_remove(tags, $1), settings = settings - 'iac'
+           WHERE id = ANY($3::uuid[]) AND settings -> 'iac' ->> 'system' = $2""",
+        f"system:{system}",
+        system,
+        list(table_ids),
     )

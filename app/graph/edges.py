@@ -54,8 +54,10 @@ async def neighbours(
     *,
     first: int,
     after: tuple[str] | None = None,
+    direct: bool = False,
 ) -> dict[ResourceKey, Page[asyncpg.Record]]:
-    """Each resource's direct dependencies or dependents at its version, by address."""
+    """Each resource's dependencies or dependents at its version (one hop), by address:
+    every declared one, or with `direct` those no other path implies."""
     near, far = _HOP[direction]
     sql = paged_sql(
         f"""SELECT k.ord AS owner, n.id, n.state_id, k.version_id,
@@ -63,6 +65,7 @@ async def neighbours(
             FROM {_KEYS}
             JOIN resource_dependencies d
               ON d.{near} = k.id AND {valid_at("d", "kv.state_id", "kv.serial")}
+                 AND (d.direct OR NOT $5)
             JOIN resources n ON n.id = d.{far} AND n.state_id = kv.state_id""",
         order="address",
         after="($3::text IS NULL OR address > $3)",
@@ -70,27 +73,29 @@ async def neighbours(
         select=RESOURCE_COLUMNS,
         joins=RESOURCE_JOINS,
     )
-    records = await conn.fetch(sql, *_key_arrays(keys), after and after[0], first + 1)
+    records = await conn.fetch(sql, *_key_arrays(keys), after and after[0], first + 1, direct)
     return _by_key(pages_by_owner(records, first, NEIGHBOUR_KEY), keys)
 
 
-# Blast radius: one recursive CTE for all roots, breadth first: a row per root per depth
-# holds that level's resources (ids, addresses, paths: arrays) and every resource seen so
-# far, which the next level leaves out. So each resource is entered once, at its shortest
-# depth, cycles end, and the work is one visit per edge. Of the shortest paths to a
-# resource the smallest by addresses (COLLATE "C") is kept: a path is one string, its
-# addresses joined by \x01\x01 with their own \x01 bytes escaped as \x01\x02, which
-# compares as the list of addresses does (the separator sorts below any byte of an
-# address). The smallest path to a level's resource extends the smallest path to one of
-# the level before: one min() each.
+# Blast radius: one recursive CTE for all roots, breadth first over direct edges
+# (Terraform's dependencies are transitively closed: over every declared edge all depths
+# would be 1; the direct ones reach the same resources, app/tfstate/reduction.py): a row
+# per root per depth holds that level's resources (ids, addresses, paths: arrays) and
+# every resource seen so far, which the next level leaves out. So each resource is
+# entered once, at its shortest depth, cycles end, and the work is one visit per edge.
+# Of the shortest paths to a resource the smallest by addresses (COLLATE "C") is kept:
+# a path is one string, its addresses joined by \x01\x01 with their own \x01 bytes
+# escaped as \x01\x02, which compares as the list of addresses does (the separator
+# sorts below any byte of an address). The smallest path to a level's resource extends
+# the smallest path to one of the level before: one min() each.
 #
 # The whole radius is walked for any page of it (its total, shortest depths and paths
 # need every resource), so a walk is kept (migration 0010) and every page reads its slice
 # by (depth, address): the first page walks, the next ones cost a page. A kept walk is
 # keyed by what decides its answer: the root's state and version serial (versions never
-# change), the root, direction, maxDepth and the edges followed (ALL_EDGES today).
+# change), the root, direction, maxDepth and the edges followed (DIRECT_EDGES today).
 
-ALL_EDGES = "all"  # the walk's edge kind: every declared edge
+DIRECT_EDGES = "direct"  # the walk's edge kind: the edges no other path implies
 
 
 @dataclass(frozen=True)
@@ -110,7 +115,8 @@ _ROOTS = """unnest($1::uuid[], $2::uuid[]) AS k (id, version_id)
     JOIN resources r ON r.id = k.id AND r.state_id = kv.state_id"""
 # The next resources `d` (d.id) from a resource `f` of the level before, at the root's version.
 _NEXT = f"""CROSS JOIN LATERAL (SELECT d.{{far}} AS id FROM resource_dependencies d
-                    WHERE d.{{near}} = f.id AND {valid_at("d", "b.state_id", "b.serial")}
+                    WHERE d.{{near}} = f.id AND d.direct
+                      AND {valid_at("d", "b.state_id", "b.serial")}
                     OFFSET 0) d
     WHERE NOT EXISTS (SELECT FROM unnest(b.seen) AS s (id) WHERE s.id = d.id)"""
 _WALK = rf"""bfs (root_id, state_id, serial, depth, ids, addresses, paths, seen) AS (
@@ -262,7 +268,7 @@ async def blast_radius(
     page's total; no rows)."""
     _check_depth(max_depth)
     depth, address = (after[1], after[2]) if after else (0, "")  # (0, ""): before depth 1
-    key = (*_key_arrays(roots), max_depth, direction.value, ALL_EDGES)
+    key = (*_key_arrays(roots), max_depth, direction.value, DIRECT_EDGES)
     page = (depth, address, first + 1 if rows else 0)
     records = await conn.fetch(_PAGES, *key, *page)
     unkept = _unkept(records, len(roots), rows=rows, serial=after and after[0])
@@ -285,12 +291,12 @@ def _unkept(
 ) -> list[int]:
     """The roots (1-based) whose walk is not kept (or with `rows`, only counted); a cursor
     of another version than its root's is refused."""
-    found = {r["page_owner"]: r for r in records}
-    for r in found.values():
-        if serial is not None and r["walk_serial"] != serial:
+    found = {record["page_owner"]: record for record in records}
+    for record in found.values():
+        if serial is not None and record["walk_serial"] != serial:
             raise BadInput(
                 f"the cursor pages the blast radius at serial {serial}, "
-                f"this resource is at serial {r['walk_serial']}: start again without it"
+                f"this resource is at serial {record['walk_serial']}: start again without it"
             )
     return [
         ord
@@ -299,10 +305,17 @@ def _unkept(
     ]
 
 
-async def forget_walks(conn: asyncpg.Connection, state_id: UUID) -> None:
-    """Drops the kept walks of a state (deleted with it)."""
+async def forget_walks(
+    conn: asyncpg.Connection, state_id: UUID, serials: list[int] | None = None
+) -> None:
+    """Drops the kept walks of a state (deleted), or of its versions at `serials` (pruned):
+    no one can page them any more."""
     await conn.execute(
-        """WITH walks AS (DELETE FROM blast_walks WHERE state_id = $1)
-           DELETE FROM blast_walk_rows WHERE state_id = $1""",
+        """WITH walks AS (DELETE FROM blast_walks
+                          WHERE state_id = $1 AND ($2::bigint[] IS NULL OR serial = ANY($2))
+                          RETURNING id)
+           DELETE FROM blast_walk_rows
+           WHERE state_id = $1 AND walk_id IN (SELECT id FROM walks)""",
         state_id,
+        serials,
     )

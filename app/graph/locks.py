@@ -147,6 +147,7 @@ async def guarded_write(
     *,
     state: NormalizedState | EncryptedState,
     actor: str,
+    keep_last: int | None = None,
 ) -> Written:
     """Store `body` as the next version of `name` (store.write_version's rules), refused
     with Locked while a lock is held under another ID than `lock_id`. With no lock
@@ -161,6 +162,7 @@ async def guarded_write(
             actor=actor,
             state=state,
             detail={"lock": lock_id} if lock_id else None,
+            keep_last=keep_last,
         )
 
 

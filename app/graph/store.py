@@ -17,6 +17,7 @@ from app.graph.edges import forget_walks
 from app.graph.events import append_event
 from app.graph.ids import time_ordered_ids
 from app.graph.queries import valid_at
+from app.graph.retention import prune_state
 from app.jsonutil import JSON_NULL, gc_paused, loads
 from app.tfstate import (
     INSTANCE_COLUMNS,
@@ -31,6 +32,7 @@ from app.tfstate import (
 from app.tfstate.digest import instance_digest, output_digest
 from app.tfstate.order import in_document_order, layout_of
 from app.tfstate.parse import resolve_edges
+from app.tfstate.reduction import direct_edges
 
 _JSONB_INSTANCE = {
     "index_key",
@@ -87,8 +89,11 @@ async def write_version(
     kind: str = "terraform",
     state: NormalizedState | EncryptedState | None = None,
     detail: dict[str, Any] | None = None,
+    keep_last: int | None = None,
 ) -> Written:
-    """Store `body` as the next version of state `name`.
+    """Store `body` as the next version of state `name`; with `keep_last`, then prune
+    the state to its last `keep_last` versions (app/graph/retention.py) in the same
+    transaction.
 
     Rules Terraform relies on: serial never goes backwards; the same serial
     with a different body is refused, the very same body again is accepted
@@ -147,6 +152,9 @@ async def write_version(
                 **(detail or {}),
             },
         )
+        # Inside the write's transaction: under the lock it already holds, and no reader
+        # ever sees more than keep_last versions (INFRAGRAPH_PRUNE_KEEP_LAST).
+        await prune_state(conn, state_id, name, keep_last, actor=actor)
     return Written(state_id, version_id, state.serial, created=True)
 
 
@@ -223,21 +231,13 @@ async def _write_rows(
             current[row.address] = kept  # closed below, with the removed ones
         row_ids.append(None)
         new_rows.append((position, digest))
-    closed = [row_id for row_id, _ in current.values()]
+    closed = {row_id: address for address, (row_id, _) in current.items()}
     if closed:
         await conn.execute(
             """UPDATE resources SET serial_to = $2 WHERE state_id = $1 AND id = ANY($3::uuid[])""",
             state_id,
             serial,
-            closed,
-        )
-        await conn.execute(
-            """UPDATE resource_dependencies SET serial_to = $2
-               WHERE state_id = $1 AND serial_to IS NULL
-                 AND (from_resource_id = ANY($3::uuid[]) OR to_resource_id = ANY($3::uuid[]))""",
-            state_id,
-            serial,
-            closed,
+            list(closed),
         )
     new_ids = time_ordered_ids(len(new_rows))
     for (position, _), row_id in zip(new_rows, new_ids, strict=True):
@@ -252,28 +252,110 @@ async def _write_rows(
                 for (position, digest), row_id in zip(new_rows, new_ids, strict=True)
             ],
         )
-        # all new on a first write: the state's edges (kept for the state's other users)
-        new_positions = {position for position, _ in new_rows}
-        pairs = (
-            state.edges
-            if len(new_rows) == len(instances)
-            else resolve_edges(instances, touching=new_positions)
-        )
-        edges = [(state_id, version_id, serial, row_ids[a], row_ids[b]) for a, b in pairs]
-        if edges:
-            await conn.copy_records_to_table(
-                "resource_dependencies",
-                columns=(
-                    "state_id",
-                    "state_version_id",
-                    "serial_from",
-                    "from_resource_id",
-                    "to_resource_id",
-                ),
-                records=edges,
-            )
+    await _write_edges(conn, state_id, version_id, state, row_ids, {p for p, _ in new_rows}, closed)
     await _write_outputs(conn, state_id, version_id, state)
     return RowChanges(len(new_rows) - changed, changed, len(closed) - changed)
+
+
+async def _write_edges(
+    conn: asyncpg.Connection,
+    state_id: UUID,
+    version_id: UUID,
+    state: NormalizedState,
+    row_ids: list[UUID],
+    new_positions: set[int],
+    closed: dict[UUID, str],
+) -> None:
+    """Close the edges touching closed rows, insert those touching new rows, with their
+    `direct` flag (app/tfstate/reduction.py).
+
+    Directness depends only on which instances depend on which: when the edges a write
+    closes and inserts join the same addresses (an attribute changed), each new edge
+    takes the flag of the one it replaces. Otherwise the whole graph's flags are
+    computed again, and a kept edge whose flag changed is closed and written anew.
+    """
+    if not closed and not new_positions:
+        return
+    serial, instances = state.serial, state.instances
+    address_of = {row_id: row.address for row_id, row in zip(row_ids, instances, strict=True)}
+    address_of.update(closed)
+    replaced = (
+        {
+            (address_of[r["from_resource_id"]], address_of[r["to_resource_id"]]): r["direct"]
+            for r in await conn.fetch(
+                """UPDATE resource_dependencies SET serial_to = $2
+               WHERE state_id = $1 AND serial_to IS NULL
+                 AND (from_resource_id = ANY($3::uuid[]) OR to_resource_id = ANY($3::uuid[]))
+               RETURNING from_resource_id, to_resource_id, direct""",
+                state_id,
+                serial,
+                list(closed),
+            )
+        }
+        if closed
+        else {}
+    )
+    every_row_new = len(new_positions) == len(instances)
+    pairs = state.edges if every_row_new else resolve_edges(instances, touching=new_positions)
+    by_address = {(instances[a].address, instances[b].address): (a, b) for a, b in pairs}
+    records = []
+    if not every_row_new and by_address.keys() == replaced.keys():
+        for key, (a, b) in by_address.items():
+            records.append((state_id, version_id, serial, row_ids[a], row_ids[b], replaced[key]))
+    else:
+        direct = direct_edges(len(instances), state.edges)
+        for a, b in pairs:
+            records.append((state_id, version_id, serial, row_ids[a], row_ids[b], (a, b) in direct))
+        if not every_row_new:
+            records += await _flip_kept_edges(conn, state_id, version_id, serial, row_ids, direct)
+    if records:
+        await conn.copy_records_to_table(
+            "resource_dependencies",
+            columns=(
+                "state_id",
+                "state_version_id",
+                "serial_from",
+                "from_resource_id",
+                "to_resource_id",
+                "direct",
+            ),
+            records=records,
+        )
+
+
+async def _flip_kept_edges(
+    conn: asyncpg.Connection,
+    state_id: UUID,
+    version_id: UUID,
+    serial: int,
+    row_ids: list[UUID],
+    direct: set[tuple[int, int]],
+) -> list[tuple[object, ...]]:
+    """Close the still-open edges whose `direct` flag the new graph changes; the records
+    of their successors."""
+    position_of = {row_id: position for position, row_id in enumerate(row_ids)}
+    flipped = [
+        (r["from_resource_id"], r["to_resource_id"], not r["direct"])
+        for r in await conn.fetch(
+            """SELECT from_resource_id, to_resource_id, direct FROM resource_dependencies
+               WHERE state_id = $1 AND serial_to IS NULL""",
+            state_id,
+        )
+        if ((position_of[r["from_resource_id"]], position_of[r["to_resource_id"]]) in direct)
+        != r["direct"]
+    ]
+    if flipped:
+        await conn.execute(
+            """UPDATE resource_dependencies d SET serial_to = $2
+               FROM unnest($3::uuid[], $4::uuid[]) AS f (from_id, to_id)
+               WHERE d.state_id = $1 AND d.serial_to IS NULL
+                 AND d.from_resource_id = f.from_id AND d.to_resource_id = f.to_id""",
+            state_id,
+            serial,
+            [f for f, _, _ in flipped],
+            [t for _, t, _ in flipped],
+        )
+    return [(state_id, version_id, serial, f, t, flag) for f, t, flag in flipped]
 
 
 _RESOURCE_COPY_COLUMNS = (

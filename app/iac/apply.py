@@ -6,6 +6,7 @@ records, then the state rows; orphaned rows are dropped from state before the ta
 sync, and the sync skips tables that no longer exist.
 """
 
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -13,24 +14,27 @@ from typing import Any
 import asyncpg
 
 from app.catalog import resources, tables
+from app.catalog.kinds import system_tag
 from app.catalog.records import insert_records_by_key, list_records_by_key
 from app.errors import BadInput
-from app.iac.document import canonical, qualify
-from app.iac.fields import column_key, system_tag
-from app.iac.plan import KIND_ORDER, Plan, RecordStep, Step
+from app.iac.exactjson import canonical
+from app.iac.fields import column_key
+from app.iac.model import qualify
+from app.iac.plan import KIND_RANK, Plan, RecordStep, Step, insert_order, reference_targets
 from app.iac.state import StateRow, replace_rows
 from app.jsonutil import dumps
-
-_RANK = {kind: rank for rank, kind in enumerate(KIND_ORDER)}
 
 
 class _Ids:
     """Qualified ref -> live ID, as this apply goes (state, then bound, then created)."""
 
-    def __init__(self, system: str, rows: Sequence[StateRow], steps: Sequence[Step]) -> None:
+    def __init__(self, system: str, rows: Sequence[StateRow], plan: Plan) -> None:
         self.system = system
-        self.ids = {(r.resource_type, r.ref): r.resource_id for r in rows}
-        for step in steps:
+        # never an orphaned row's dead ID (the plan refused lines naming one)
+        dead = {s.row.key for s in plan.steps if s.action == "orphaned" and s.row is not None}
+        self.ids = {r.key: r.resource_id for r in rows if r.key not in dead}
+        self.ids.update({(r.resource_type, ref): r.resource_id for r, ref in plan.follows})
+        for step in plan.steps:
             if step.live_id is not None and step.action != "delete":
                 self.ids[(step.kind, step.ref)] = step.live_id
 
@@ -114,13 +118,13 @@ async def apply_plan(
     """Carry out `plan` (made from `rows`, this system's state); returns the state rows
     of the system afterwards. The caller holds the transaction."""
     own = [r for r in rows if r.system == plan.system]
-    ids = _Ids(plan.system, own, plan.steps)
+    ids = _Ids(plan.system, own, plan)
     deleted: set[tuple[str, str]] = set()
     written: dict[tuple[str, str], StateRow] = {}
     dead_tables: set[str] = set()
 
     for step in sorted(
-        (s for s in plan.steps if s.action == "delete"), key=lambda s: -_RANK[s.kind]
+        (s for s in plan.steps if s.action == "delete"), key=lambda s: -KIND_RANK[s.kind]
     ):
         assert step.live_id is not None
         await resources.delete(conn, step.kind, step.live_id)
@@ -133,7 +137,14 @@ async def apply_plan(
         if step.action == "orphaned" and step.row is not None:
             deleted.add(step.row.key)
 
-    for step in sorted(plan.steps, key=lambda s: _RANK[s.kind]):
+    # Renames in two steps: each renamed column first takes a name no column has, so
+    # one apply may swap names or give a freed name to another column (names are unique
+    # per table).
+    for step in plan.steps:
+        if step.kind == "column" and step.live_id is not None and "name" in step.writes:
+            await resources.update(conn, "column", step.live_id, {"name": f"~{uuid.uuid4()}"})
+
+    for step in sorted(plan.steps, key=lambda s: KIND_RANK[s.kind]):
         # declared present: create, update, move, adopt or noop (absent lines only delete)
         if step.line is None or step.line.absent or step.action in ("delete", "orphaned"):
             continue
@@ -162,19 +173,9 @@ async def apply_plan(
     await _insert_records(conn, plan, ids)
 
     # Undeclared sub-resources of a renamed table follow it to the new table ref.
-    for step in plan.steps:
-        if step.action == "move" and step.kind == "table" and step.row is not None:
-            old_prefix, new_prefix = f"{step.row.ref}.", f"{step.ref}."
-            for row in own:
-                moved = (row.resource_type, new_prefix + row.ref.removeprefix(old_prefix))
-                if (
-                    row.table_id == step.live_id
-                    and row.ref.startswith(old_prefix)
-                    and row.key not in deleted
-                    and moved not in written
-                ):
-                    deleted.add(row.key)
-                    written[moved] = replace(row, ref=moved[1])
+    for row, ref in plan.follows:
+        deleted.add(row.key)
+        written[(row.resource_type, ref)] = replace(row, ref=ref)
 
     # Rows of sub-resources of deleted tables went with their tables.
     deleted |= {r.key for r in own if r.table_id in dead_tables}
@@ -188,28 +189,17 @@ async def apply_plan(
     return sorted(after.values(), key=lambda r: (r.ref, r.resource_type))
 
 
-def _reference_targets(plan: Plan) -> dict[tuple[str, str], str]:
-    """(table ref, column ref) -> target table ref, for declared reference columns."""
-    out = {}
-    for step in plan.steps:
-        spec = step.line.spec if step.line is not None and step.kind == "column" else None
-        if spec and spec.get("type") == "reference":
-            out[(step.line.table or "", step.line.ref or "")] = spec["options"]["target"]
-    return out
-
-
 async def _insert_records(conn: asyncpg.Connection, plan: Plan, ids: _Ids) -> None:
     """Insert the plan's records, table by table, referenced tables first. A reference
     value may be the key of a record of the target table (`{"name": "Acme"}`, as export
     writes it): it is resolved to that record's ID, among records live or just inserted
     (each target table's records read once, after its own records went in)."""
-    targets = _reference_targets(plan)
+    targets = reference_targets(step.line for step in plan.steps if step.line is not None)
     by_table: dict[str, list[RecordStep]] = {}
     for record in plan.records:
         by_table.setdefault(record.table, []).append(record)
-    referenced = {target for (table, _), target in targets.items() if table in by_table}
     found: dict[str, list[dict[str, Any]]] = {}  # target table ref -> its records
-    for table in sorted(by_table, key=lambda t: t not in referenced):
+    for table in insert_order(plan.records, targets):
         rows = []
         for record in by_table[table]:
             row = {}

@@ -13,8 +13,8 @@ Decisions where the spec is silent:
   a public read's view, each table of an insight selection). Anything else would
   reach into another system's resources or fail to plan; left out, it is merely
   "missing from the document", which changes nothing. Also left out, as the document
-  cannot express them: a grant whose principal is not a document principal, an
-  insight selection without tables.
+  cannot express them: a grant whose principal is not a document principal (the
+  catalog refuses those now; rows written before may hold one).
 - Refs: a resource keeps the ref of its state row in this system while that row still
   reads as this kind under the table's current ref. Any other resource gets a generated
   ref: the slug of its name (accents folded, lowercase, each run of other characters
@@ -23,8 +23,10 @@ Decisions where the spec is silent:
   trigger, a view without one); a public read's own `ref` stands for its name. On
   collision `_2`, `_3`, ... Generated refs never take a ref of this system's state,
   orphaned ones included (reusing one would bind the resource to a dead ID), nor the
-  reserved `client_access`. They are given in snapshot order: kinds in catalog order
-  (tables, columns, rules, triggers, views, ...), each kind in creation order.
+  reserved `client_access`, nor the live ref of a public read of the same table (its
+  identity, by which plan adopts it: the other kinds step aside). They are given in
+  snapshot order: kinds in catalog order (tables, columns, rules, triggers, views, ...),
+  each kind in creation order.
 - Fields: each resource's authored fields (`fields.authored_live`), without null ones
   and without values the document cannot hold (e.g. a view filter that is a number;
   column options other than a select's `values` or a reference's `target`); `system:*`
@@ -49,20 +51,15 @@ from typing import Any, Final
 
 import asyncpg
 
+from app.catalog.kinds import SYSTEM_TAG_PREFIX
 from app.catalog.records import list_records_by_key
+from app.catalog.schema import PRINCIPAL, REF, Problems
 from app.catalog.snapshot import load_scope_snapshot
 from app.errors import BadInput
-from app.iac.document import (
-    COMMAND_REF,
-    PRINCIPAL,
-    REF,
-    SPEC_CHECKS,
-    SYSTEM,
-    TABLE_SPACE_KINDS,
-    canonical,
-    qualify,
-)
+from app.iac.exactjson import canonical
 from app.iac.fields import RefIndex, authored_live
+from app.iac.model import TABLE_SPACE_KINDS, qualify
+from app.iac.rules import COMMAND_REF, SPEC_FIELDS, SYSTEM
 from app.iac.state import StateRow, rows_of, state_map
 from app.jsonutil import dumps
 
@@ -70,7 +67,6 @@ VERSION: Final = 1
 # The options key a document allows per column type; every other key is left out.
 _OPTION_OF_TYPE: Final = {"select": "values", "reference": "target"}
 _SCALARS: Final = (str, int, float, bool)
-_RESERVED_TAG: Final = "system:"
 _SCOPE_KINDS: Final = ("command", "insight_selection")
 MaybeLine = dict[str, Any] | None  # a document line, or None: the resource is left out
 
@@ -115,17 +111,17 @@ def _spec(kind: str, live: Mapping[str, Any], refs: RefIndex, system: str) -> di
     """A resource's authored fields that a document can hold (see the module docstring)."""
     authored = authored_live(kind, live, refs, system)
     if kind == "table":
-        authored["tags"] = [t for t in authored["tags"] if not t.startswith(_RESERVED_TAG)]
+        authored["tags"] = [t for t in authored["tags"] if not t.startswith(SYSTEM_TAG_PREFIX)]
     elif kind == "column":
         allowed = _OPTION_OF_TYPE.get(live["type"])
         authored["options"] = {k: v for k, v in authored["options"].items() if k == allowed}
-    checks = SPEC_CHECKS[kind]
+    fields = SPEC_FIELDS[kind]
     spec = {}
     for name, value in authored.items():
-        problems: list[str] = []
+        problems = Problems(collect=True)
         if value is not None:
-            checks[name](value, name, problems)
-            if not problems:
+            fields[name].check(value, name, problems)
+            if not problems.messages:
                 spec[name] = value
     return spec
 
@@ -154,6 +150,9 @@ class _Export:
         survivors, _ = state_map(own)
         self.state = {row.resource_id: row for row in survivors.values()}
         self.taken = {row.ref for row in own}  # qualified refs generated ones must avoid
+        # table ID -> its public reads' own refs: their identity (plan adopts a public read
+        # by its ref), so other kinds of the table never take them
+        self.reserved: dict[str, set[str]] = {}
         self.refs = RefIndex()
         self.table_lines: dict[str, list[dict[str, Any]]] = {}  # table ID -> its lines
         self.scope_lines: list[dict[str, Any]] = []
@@ -206,9 +205,14 @@ class _Export:
             if row.ref.startswith(prefix) and pattern.fullmatch(local):
                 return local
         base = generated_ref(kind, resource)
+        reserved = (
+            self.reserved.get(resource["table_id"], set()) if kind != "public_read" else set()
+        )
         ref, count = base, 1
-        while qualified(ref) in self.taken or (
-            kind in TABLE_SPACE_KINDS and ref == "client_access"
+        while (
+            qualified(ref) in self.taken
+            or ref in reserved
+            or (kind in TABLE_SPACE_KINDS and ref == "client_access")
         ):
             count += 1
             ref = f"{base}_{count}"
@@ -256,8 +260,6 @@ class _Export:
         }
 
     def _insight_selection(self, selection: Mapping[str, Any], table: str | None) -> MaybeLine:
-        if not selection["tables"]:
-            return None
         authored = authored_live("insight_selection", selection, self.refs, self.system)
         return {"kind": "insight_selection", "chatroom": selection["chatroom"], **authored}
 
@@ -323,6 +325,9 @@ def export_document(
     if not SYSTEM.fullmatch(system):
         raise BadInput(f"system {system!r} must match {SYSTEM.pattern}", {"system": system})
     export = _Export(system, rows)
+    for resource in snapshot:
+        if resource["kind"] == "public_read" and REF.fullmatch(resource["ref"]):
+            export.reserved.setdefault(resource["table_id"], set()).add(resource["ref"])
     for resource in snapshot:
         export.add(resource)
     lines: list[dict[str, Any]] = [{"kind": "header", "system": system, "version": VERSION}]

@@ -10,8 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.iac.document import Line, canonical
-from app.iac.state import is_secret, strip_secrets
+from app.catalog.kinds import SERVER_OWNED_SETTINGS, system_tag
+from app.iac.exactjson import canonical
+from app.iac.model import Line
+from app.iac.state import is_secret, seal_secrets
 
 # The fields plan compares, per kind, in display order. A grant's principal, an insight
 # selection's chatroom and a public read's ref are identity (in the ref), not fields.
@@ -36,12 +38,8 @@ REQUIRED_ON_CREATE: dict[str, tuple[str, ...]] = {
     "command": ("name",),
 }
 # Table settings keys a document never manages: server-owned, or a kind of their own.
-UNMANAGED_SETTINGS = ("column_mapping", "iac", "client_access")
+UNMANAGED_SETTINGS = (*SERVER_OWNED_SETTINGS, "client_access")
 REDACTED = "(secret)"
-
-
-def system_tag(system: str) -> str:
-    return f"system:{system}"
 
 
 def column_key(column_id: str) -> str:
@@ -76,9 +74,9 @@ def desired_of(line: Line, system: str) -> dict[str, Any]:
     return {name: spec[name] for name in FIELDS[line.kind] if name in spec}
 
 
-def last_applied_of(desired: Mapping[str, Any]) -> dict[str, Any]:
-    """What state remembers of a declaration: its fields, secrets removed."""
-    return strip_secrets(dict(desired))
+def last_applied_of(desired: Mapping[str, Any], key: bytes) -> dict[str, Any]:
+    """What state remembers of a declaration: its fields, secrets as keyed hashes."""
+    return seal_secrets(dict(desired), key)
 
 
 @dataclass

@@ -12,7 +12,8 @@ The store then uses the qualified ref itself as the address (`contacts.email`, n
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from app.iac.document import qualify
+from app.iac.fields import redact
+from app.iac.model import qualify
 from app.iac.state import StateRow
 from app.jsonutil import dumps
 from app.tfstate import NormalizedState, parse_state
@@ -55,7 +56,7 @@ def graph_state(
             f"{kind}.{ref}" for kind, ref in _references(row, table_refs) if (kind, ref) in present
         ]
         attributes: dict[str, Any] = {
-            **row.last_applied_spec,
+            **redact(row.last_applied_spec),  # not even the keyed hashes of secrets
             "id": row.resource_id,
             "table_id": row.table_id,
         }

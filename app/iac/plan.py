@@ -7,11 +7,21 @@ Each declared line is resolved to at most one live resource, in this order:
 2. a move: the row of `renamed_from`, or the row under the old ref of a renamed table;
 3. adoption by natural identity, when nothing in state binds it: a table by name, a
    column by name in its table, a grant by principal, the table's client access, a
-   public read by ref, an insight selection by chatroom; kinds without a unique
-   identity by their declared fields (a rule by expression, a view or command by name,
-   a trigger by all its declared fields), the first free one in creation order.
+   public read by ref (by the slug export gives a ref no document can write), an
+   insight selection by chatroom; kinds without a unique identity by their declared
+   fields (a rule by expression, a view or command by name, null when left out, a
+   trigger by all its declared fields). When several match (table names repeat), the
+   first free one in creation order, so an export plans back as adoptions.
 A live resource claimed by another system is never adopted: the plan is refused,
 naming that system (hand-over = release there, then adopt here).
+
+Every token a present line names (its table, a view's columns, a public read's view,
+selected tables, a reference target, a record's reference by key) must resolve to
+exactly one resource that is live after apply: a present line of the document, else a
+live resource this system manages under that ref; never an orphaned row's dead ID or
+the old ref of a move. Undeclared sub-resources of a renamed table follow it to the
+new table ref (`follows`); a line claiming such a ref as another kind is refused.
+Whatever plans cleanly applies cleanly.
 
 Then, per field the declaration provides: desired vs last applied is intent, live vs
 last applied is drift; a field is changed when desired differs from live. Fields the
@@ -31,7 +41,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from app.catalog.kinds import RESOURCE_KINDS
-from app.iac.document import Document, DocumentError, Line, LineError, canonical, qualify
+from app.catalog.schema import REF
+from app.catalog.values import check_value
+from app.iac.exactjson import canonical
+from app.iac.export import generated_ref
 from app.iac.fields import (
     REQUIRED_ON_CREATE,
     RefIndex,
@@ -42,7 +55,8 @@ from app.iac.fields import (
     redact,
     same,
 )
-from app.iac.state import StateRow, state_map
+from app.iac.model import Document, DocumentError, Line, LineError, qualify
+from app.iac.state import StateRow, seal_secrets, state_map
 
 # Dependency order, parents before children (the catalog's order): apply creates in
 # this order and deletes in reverse.
@@ -58,7 +72,7 @@ ACTIONS: Final = (
     "insert",
     "skip",
 )
-_RANK = {kind: rank for rank, kind in enumerate(KIND_ORDER)}
+KIND_RANK: Final = {kind: rank for rank, kind in enumerate(KIND_ORDER)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +126,8 @@ class Plan:
     warnings: tuple[str, ...]
     steps: tuple[Step, ...] = field(default=(), repr=False, compare=False)
     records: tuple[RecordStep, ...] = field(default=(), repr=False, compare=False)
+    # undeclared state rows of a renamed table's sub-resources, with their new refs
+    follows: tuple[tuple[StateRow, str], ...] = field(default=(), repr=False, compare=False)
 
     @property
     def changes_anything(self) -> bool:
@@ -175,11 +191,17 @@ def _identity_matches(line: Line, desired: Mapping[str, Any], candidate: Mapping
         case "client_access":
             return True
         case "public_read":
-            return candidate["ref"] == line.ref
+            if REF.fullmatch(candidate["ref"]):
+                return candidate["ref"] == line.ref
+            # a live ref no document can write: export wrote its slug (+ _2, _3, ...)
+            base = generated_ref("public_read", candidate)
+            suffix = (line.ref or "").removeprefix(f"{base}_")
+            return line.ref == base or (suffix != line.ref and suffix.isdigit())
         case "insight_selection":
             return candidate["chatroom"] == line.chatroom
+    # an identity field left out matches a live null (an unnamed view adopts an unnamed one)
     names = _WEAK_IDENTITY[line.kind] or tuple(desired)
-    return bool(names) and all(n in desired and same(desired[n], candidate[n]) for n in names)
+    return bool(names) and all(same(desired.get(n), candidate[n]) for n in names)
 
 
 class _Planner:
@@ -189,8 +211,10 @@ class _Planner:
         rows: Sequence[StateRow],
         live: Live,
         records: Mapping[str, Sequence[Mapping[str, Any]]],
+        secret_key: bytes,
     ) -> None:
         self.doc = doc
+        self.secret_key = secret_key
         self.system = doc.system
         self.live = live
         self.records = records
@@ -211,6 +235,9 @@ class _Planner:
         self.table_ids: dict[str, str | None] = {}  # table ref -> live table ID (None: created)
         self.moved_tables: dict[str, str] = {}  # new table ref -> old table ref
         self.refs = RefIndex()
+        self.declared = {line.qualified_ref: line for line in doc.lines}
+        self.moved_away: set[str] = set()  # old refs of moves: no longer names
+        self.followed: dict[str, StateRow] = {}  # new ref -> row following its table
 
     # --- resolution -----------------------------------------------------------------
 
@@ -258,10 +285,14 @@ class _Planner:
         for candidate in matches:
             self.read[candidate["id"]] = candidate
         free = [c for c in matches if c["id"] not in self.claims]
-        if line.kind in _WEAK_IDENTITY:  # no unique identity: the first free one, or none
-            if free:
-                self.adopted.add(free[0]["id"])
-            return free[0] if free else None
+        # Several may match (table names repeat; the weak kinds have no unique identity):
+        # the first free one in creation order, so the n-th line of a name adopts the n-th
+        # live resource of that name, as export wrote them.
+        if free:
+            self.adopted.add(free[0]["id"])
+            return free[0]
+        if line.kind in _WEAK_IDENTITY:
+            return None
         for candidate in matches:
             holder = self.claims.get(candidate["id"])
             if holder is None:
@@ -274,19 +305,16 @@ class _Planner:
                     claim=True,
                 )
                 return None
-            if not free and line.kind != "table":  # a table name may repeat; these may not
+            # a table name may repeat, and one a line of this document declares is its own
+            # (under its new name, if it changes): creating another is no rename
+            if line.kind != "table" and holder.ref not in self.declared:
                 self._error(
                     line,
                     f"the live {line.kind} it names is already bound to {holder.ref} by this "
                     f"system; to rename, declare renamed_from: {holder.ref!r}",
                 )
                 return None
-        if len(free) > 1:
-            self._error(line, f"{len(free)} live {line.kind}s match; adopting one is ambiguous")
-            return None
-        if free:
-            self.adopted.add(free[0]["id"])
-        return free[0] if free else None
+        return None
 
     def _moved_row(self, line: Line) -> tuple[str | None, StateRow | None]:
         """The old qualified ref and its row when the line, its table or both were
@@ -371,8 +399,10 @@ class _Planner:
             have = current.get(name)
             if same(want, have):
                 continue
-            if name in last:
-                intent, drift = not same(want, last[name]), not same(have, last[name])
+            if name in last:  # state keeps secrets as keyed hashes: compare those
+                key = self.secret_key
+                intent = not same(seal_secrets(want, key), last[name])
+                drift = not same(seal_secrets(have, key), last[name])
                 reason = "both" if intent and drift else "drift" if drift else "intent"
             else:
                 reason = "intent"
@@ -386,7 +416,7 @@ class _Planner:
         desired = desired_of(line, self.system) if declares else {}
         how, row, found, reason = self._resolve(line, desired)
         if not line.absent:
-            self._check_tables_known(line)
+            self._check_references(line)
         if how == "orphaned":
             self._orphan(row, line.line)  # type: ignore[arg-type]
         if line.absent:
@@ -415,7 +445,7 @@ class _Planner:
                     line,
                     None,
                     dict(desired),
-                    last_applied_of(desired),
+                    last_applied_of(desired, self.secret_key),
                 ),
                 "repairs an orphaned state row" if how == "orphaned" else "declared, not live",
                 changes,
@@ -436,24 +466,45 @@ class _Planner:
                 line,
                 found["id"],
                 writes,
-                last_applied_of(desired),
+                last_applied_of(desired, self.secret_key),
                 row,
             ),
             reason,
             changes,
         )
 
-    def _check_tables_known(self, line: Line) -> None:
-        """Tables a line names (parent, selected tables, reference target) are declared
-        in the document or managed by this system (the parser cannot know the latter)."""
-        options = (line.spec or {}).get("options") if line.kind == "column" else None
-        named = [line.table, *(line.tables or ()), (options or {}).get("target")]
-        for ref in named:
-            if ref is not None and ref not in self.table_ids and self._row("table", ref) is None:
+    def _references(self, line: Line) -> list[tuple[str, str]]:
+        """(kind, qualified ref) of every resource a present line names: its table, the
+        tables it selects, a reference column's target, a view's columns, a public read's
+        view."""
+        spec = line.spec or {}
+        options = spec.get("options") if line.kind == "column" else None
+        target = options.get("target") if isinstance(options, dict) else None
+        out = [("table", t) for t in (line.table, *(line.tables or ()), target) if t]
+        if line.kind == "view" and isinstance(spec.get("columns"), list):
+            out += [("column", qualify("column", c, line.table)) for c in spec["columns"]]
+        if line.kind == "public_read" and line.view is not None:
+            out.append(("view", qualify("view", line.view, line.table)))
+        return out
+
+    def _check_references(self, line: Line) -> None:
+        """Every token of a present line resolves to exactly one resource that will be
+        live after apply: a present line of this document, else a live resource this
+        system manages under that ref (never an orphaned row's dead ID, never the old
+        ref of a move). The document checked the lines it declares (kind, absent)."""
+        for kind, ref in self._references(line):
+            follower = self.followed.get(ref)
+            if ref in self.declared or (follower is not None and follower.resource_type == kind):
+                continue
+            row = self._row(kind, ref)
+            if row is None or ref in self.moved_away:
+                problem = "is neither declared in this document nor managed by system"
+                self._error(line, f"{kind} {ref} {problem} {self.system!r}")
+            elif self.live.get(kind, row.resource_id) is None:
                 self._error(
                     line,
-                    f"table {ref} is neither declared in this document nor managed by "
-                    f"system {self.system!r}",
+                    f"{kind} {ref} is managed by system {self.system!r} but its live "
+                    f"resource {row.resource_id} is gone (declare it to re-create it)",
                 )
 
     def _orphan(self, row: StateRow, line: int | None = None) -> None:
@@ -499,8 +550,8 @@ class _Planner:
                 index = seen.get((table_id, columns))
                 if index is None:
                     index = seen[(table_id, columns)] = {
-                        canonical([values.get(keys[c]) for c in columns])
-                        for values in self.records.get(table_id, ())
+                        canonical([record["values"].get(keys[c]) for c in columns])
+                        for record in self.records.get(table_id, ())
                     }
                 if canonical([record.key[c] for c in columns]) in index:
                     action = "skip"
@@ -508,13 +559,202 @@ class _Planner:
             self.actions.append(Action(action, "record", ref, reason, (), record.line))
             if action == "insert":
                 steps.append(RecordStep(record.table, record.line, record.values))
+        self._check_reference_values(steps, column_keys)
+        self._check_column_constraints(steps)
         return steps
+
+    def _final_columns(self) -> dict[str, list[tuple[str | None, Mapping[str, Any], Line | None]]]:
+        """Table ref -> its columns after apply: (column ref, fields, line), the fields the
+        live ones merged with what the plan writes (ref None: undeclared, left alone)."""
+        out: dict[str, list[tuple[str | None, Mapping[str, Any], Line | None]]] = {}
+        touched = set()
+        for step in self.steps:
+            line = step.line
+            if step.kind != "column" or line is None or line.absent:
+                continue
+            live = self.live.get("column", step.live_id) or {}
+            touched.add(step.live_id)
+            out.setdefault(line.table or "", []).append((line.ref, {**live, **step.writes}, line))
+        table_refs = self.refs.tables  # live table ID -> its ref (declared or managed)
+        for (table_id, kind), columns in self.live.children.items():
+            if kind == "column" and table_id in table_refs:
+                out.setdefault(table_refs[table_id], []).extend(
+                    (None, c, None) for c in columns if c["id"] not in touched
+                )
+        return out
+
+    def _check_column_constraints(self, inserts: Sequence[RecordStep]) -> None:
+        """What the catalog checks on apply, checked here against the live records (read
+        for the tables `record_tables` names): a reference column has no default, a column
+        made required has a value in every record, one made unique no repeated value, a
+        retyped one fits every stored value; each inserted record has every required
+        column (or its default), repeats no unique value (among the live ones and the
+        inserted ones), and a reference given as a record ID names a record of the target
+        table."""
+        for table, columns in self._final_columns().items():
+            live_records = self.records.get(self._table_id(table) or "", ())
+            added = [step for step in inserts if step.table == table]
+            for ref, fields, line in columns:
+                key = column_key(fields["id"]) if "id" in fields else None
+                was = self.live.get("column", fields.get("id")) or {}
+                name = fields.get("name")
+                problems = []
+                # the type may be the live one, left out of the declaration
+                reference = fields.get("type") == "reference"
+                if line is not None and reference and fields.get("default") is not None:
+                    problems.append("a reference column takes no default")
+                if line is not None and was and not problems:
+                    problems += self._retype_problems(fields, was, key, live_records)
+                if line is not None and fields.get("required") and not was.get("required"):
+                    missing = sum(key is None or key not in r["values"] for r in live_records)
+                    if missing:
+                        problems.append(
+                            f"column {name!r} cannot be required: {missing} live record(s) "
+                            f"of table {table} have no value for it"
+                        )
+                if line is not None and fields.get("unique") and was and not was.get("unique"):
+                    values = [
+                        canonical(r["values"][key]) for r in live_records if key in r["values"]
+                    ]
+                    if len(values) != len(set(values)):
+                        problems.append(
+                            f"column {name!r} cannot be unique: live records of table {table} "
+                            f"repeat a value"
+                        )
+                for message in problems:
+                    assert line is not None
+                    self._error(line, message)
+                self._check_inserted(table, ref, fields, key, live_records, added)
+
+    def _retype_problems(
+        self,
+        fields: Mapping[str, Any],
+        was: Mapping[str, Any],
+        key: str | None,
+        live_records: Sequence[Mapping[str, Any]],
+    ) -> list[str]:
+        """A changed type or options must fit every stored value (the catalog's check)."""
+        options = dict(fields.get("options") or {})
+        if "target" in options:
+            options["table"] = self._table_id(options.pop("target"))
+        column = {**fields, "options": options}
+        if (column["type"], options) == (was["type"], was["options"]) or key is None:
+            return []
+        targets = {r["id"] for r in self.records.get(options.get("table") or "", ())}
+        for record in live_records:
+            if key not in record["values"]:
+                continue
+            try:
+                value = check_value(column, record["values"][key])
+            except ValueError as exc:
+                return [f"column {fields['name']!r}: record {record['id']} does not fit: {exc}"]
+            if column["type"] == "reference" and value not in targets:
+                return [f"column {fields['name']!r}: no record {value} in the referenced table"]
+        return []
+
+    def _check_inserted(
+        self,
+        table: str,
+        ref: str | None,
+        fields: Mapping[str, Any],
+        key: str | None,
+        live_records: Sequence[Mapping[str, Any]],
+        added: Sequence[RecordStep],
+    ) -> None:
+        """The records this document inserts into `table` fit one of its columns."""
+        name = fields.get("name")
+        seen: set[bytes] = set()
+        if fields.get("unique") and key is not None:
+            seen = {canonical(r["values"][key]) for r in live_records if key in r["values"]}
+        options = fields.get("options") or {}
+        # live options name the target table by ID, authored ones (being written) by ref
+        target = self._table_id(options["target"]) if "target" in options else options.get("table")
+        ids = {r["id"] for r in self.records.get(target or "", ())}
+        for record in added:
+            value = record.values.get(ref) if ref is not None else None
+            # the default fills a missing value, not a null one (the catalog drops nulls)
+            given = ref is not None and ref in record.values
+            default = None if given else fields.get("default")
+            if value is None and fields.get("required") and default is None:
+                message = f"column {name!r} of table {table} is required and has no value"
+            elif value is not None and fields.get("unique") and canonical(value) in seen:
+                message = f"column {name!r} of table {table} is unique: {value!r} repeats"
+            elif isinstance(value, str) and fields.get("type") == "reference" and target:
+                if value in ids:
+                    continue
+                message = f"column {name!r}: no record {value} in the referenced table"
+            else:
+                if value is not None and fields.get("unique"):
+                    seen.add(canonical(value))
+                continue
+            self.errors.append(LineError(record.line, "record", None, message))
+
+    def _check_reference_values(
+        self, inserts: Sequence[RecordStep], column_keys: Mapping[str, Mapping[str, str]]
+    ) -> None:
+        """A reference value written as the key of a record of the target table (as export
+        writes it) names exactly one record, as apply will look for it: live, or inserted
+        earlier by this document (in apply's table order), by columns that resolve."""
+        targets = reference_targets(self.doc.lines)
+        order = {table: n for n, table in enumerate(insert_order(inserts, targets))}
+        for step in inserts:
+            for column, value in step.values.items():
+                target = targets.get((step.table, column))
+                if target is None or not isinstance(value, dict):
+                    continue
+                resolved = {k: self._column_key(target, k, column_keys) for k in value}
+                unknown = [k for k, (known, _) in resolved.items() if not known]
+                keys = {k: key for k, (_, key) in resolved.items()}
+                if unknown:
+                    message = (
+                        f"values.{column}: {target}.{unknown[0]} is not a column of "
+                        f"table {target} declared here or managed by system {self.system!r}"
+                    )
+                else:
+                    wanted = {k: canonical(v) for k, v in value.items()}
+                    live = sum(
+                        all(
+                            key is not None and canonical(record["values"].get(key)) == wanted[k]
+                            for k, key in keys.items()
+                        )
+                        for record in self.records.get(self._table_id(target) or "", ())
+                    )
+                    earlier = order[target] < order[step.table] if target in order else False
+                    added = sum(
+                        all(canonical(other.values.get(k)) == v for k, v in wanted.items())
+                        for other in inserts
+                        if earlier and other.table == target
+                    )
+                    if live + added == 1:
+                        continue
+                    message = (
+                        f"values.{column}: the reference {canonical(value).decode()} matches "
+                        f"{live + added} records of table {target}, not one"
+                    )
+                self.errors.append(LineError(step.line, "record", None, message))
+
+    def _column_key(
+        self, table: str, ref: str, declared: Mapping[str, Mapping[str, str]]
+    ) -> tuple[bool, str | None]:
+        """(whether `table`.`ref` is a column, its live key): a column bound to a line of
+        this document (key None while it is to be created), else one this system manages."""
+        qualified = qualify("column", ref, table)
+        line = self.declared.get(qualified)
+        if line is not None:
+            return line.kind == "column", declared.get(table, {}).get(ref)
+        row = self._row("column", qualified)
+        if row is None or qualified in self.moved_away:
+            follower = self.followed.get(qualified)
+            row = follower if follower is not None and follower.resource_type == "column" else None
+        if row is None or self.live.get("column", row.resource_id) is None:
+            return False, None
+        return True, column_key(row.resource_id)
 
     # --- the whole plan -------------------------------------------------------------------
 
     def run(self) -> Plan:
         self._index_state_refs()
-        lines = sorted(self.doc.lines, key=lambda line: (_RANK[line.kind], line.line))
+        lines = sorted(self.doc.lines, key=lambda line: (KIND_RANK[line.kind], line.line))
         for line in lines:
             if line.kind == "table" and line.renamed_from is not None:
                 self.moved_tables[line.ref or ""] = line.renamed_from
@@ -523,14 +763,18 @@ class _Planner:
         for line in lines:
             if not line.absent:
                 self._prebind(line)
+        self._follow_renamed_tables(lines)
         for line in lines:
             self._plan_line(line)
-        for _, row in sorted(self.state.items(), key=lambda i: (_RANK[i[1].resource_type], i[0])):
+        for _, row in sorted(
+            self.state.items(), key=lambda i: (KIND_RANK[i[1].resource_type], i[0])
+        ):
             if (
                 row.key not in self.used_rows
                 and self.live.get(row.resource_type, row.resource_id) is None
             ):
                 self._orphan(row)
+        self._check_column_names()
         records = self._plan_records()
         if self.errors:
             raise PlanError(self.errors, claimed=self.claim_errors)
@@ -545,7 +789,71 @@ class _Planner:
             tuple(self.warnings),
             tuple(self.steps),
             tuple(records),
+            tuple((row, ref) for ref, row in self.followed.items()),
         )
+
+    def _follow_renamed_tables(self, lines: Sequence[Line]) -> None:
+        """The refs a move frees, and the undeclared sub-resources of a renamed table that
+        follow it to the new table ref (apply rewrites their rows). A line claiming such a
+        new ref as another kind would make two resources answer to one token: refused."""
+        resolved = set()
+        for line in lines:
+            if (row := self._row(line.kind, line.qualified_ref)) is not None:
+                resolved.add(row.key)
+            old, moved = self._moved_row(line)
+            if old is not None and moved is not None:
+                resolved.add(moved.key)
+                self.moved_away.add(old)
+        for new_table, old_table in self.moved_tables.items():
+            table_row = self._row("table", old_table)
+            if table_row is None or self.live.get("table", table_row.resource_id) is None:
+                continue
+            old_prefix = f"{old_table}."
+            for row in self.state.values():
+                if row.table_id != table_row.resource_id or not row.ref.startswith(old_prefix):
+                    continue
+                self.moved_away.add(row.ref)
+                if row.key in resolved or self.live.get(row.resource_type, row.resource_id) is None:
+                    continue
+                new = f"{new_table}.{row.ref.removeprefix(old_prefix)}"
+                self.followed[new] = row
+                self.used_rows.add(row.key)
+                if (line := self.declared.get(new)) is not None:
+                    self._error(
+                        line,
+                        f"{new} is also the new ref of the {row.resource_type} {row.ref}, "
+                        f"which follows its table renamed to {new_table}; declare that "
+                        f"{row.resource_type} under another ref (renamed_from) or absent, "
+                        f"or use another ref here",
+                    )
+
+    def _check_column_names(self) -> None:
+        """Column names are unique per table: after apply, each table's columns (those the
+        plan leaves alone, and those it creates, renames or keeps) have distinct names.
+        Apply renames in two steps, so a swap of names among declared columns is fine."""
+        touched = {s.live_id for s in self.steps if s.kind == "column" and s.line is not None}
+        names: dict[Any, list[tuple[str, Step | None]]] = {}  # table -> (name, step)
+        for (table_id, kind), columns in self.live.children.items():
+            if kind == "column":
+                for column in columns:
+                    if column["id"] not in touched:
+                        names.setdefault(table_id, []).append((column["name"], None))
+        for step in self.steps:
+            if step.kind != "column" or step.line is None or step.line.absent:
+                continue
+            live = self.live.get("column", step.live_id)
+            name = step.writes.get("name", live["name"] if live else None)
+            if name is not None:  # else nothing creates it (refused already)
+                table = self._table_id(step.line.table) or ("new", step.line.table)
+                names.setdefault(table, []).append((name, step))
+        for group in names.values():
+            seen: dict[str, Step | None] = {}
+            for name, step in group:
+                if name in seen and step is not None and step.line is not None:
+                    other = seen[name]
+                    holder = f"that of {other.ref}" if other else "an undeclared column's"
+                    self._error(step.line, f"column name {name!r} is {holder} in this table")
+                seen.setdefault(name, step)
 
     def _prebind(self, line: Line) -> None:
         """Bind a line's live ID from state only (no errors, no adoption): a first pass."""
@@ -593,42 +901,92 @@ def _fingerprint(resource: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in resource.items() if k != "created_at"}
 
 
+def reference_targets(lines: Iterable[Line]) -> dict[tuple[str, str], str]:
+    """(table ref, column ref) -> target table ref, for the present reference columns."""
+    out = {}
+    for line in lines:
+        spec = line.spec or {}
+        if line.kind == "column" and not line.absent and spec.get("type") == "reference":
+            out[(line.table or "", line.ref or "")] = spec["options"]["target"]
+    return out
+
+
+def insert_order(
+    records: Iterable[RecordStep], targets: Mapping[tuple[str, str], str]
+) -> list[str]:
+    """The tables whose records apply inserts, in its order: referenced tables first."""
+    tables = list(dict.fromkeys(record.table for record in records))
+    referenced = {target for (table, _), target in targets.items() if table in tables}
+    return sorted(tables, key=lambda t: t not in referenced)
+
+
 def make_plan(
     doc: Document,
     rows: Sequence[StateRow],
     snapshot: Iterable[Mapping[str, Any]],
     records: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    *,
+    secret_key: bytes,
 ) -> Plan:
     """Plan `doc` against the scope's state rows (every system) and live snapshot.
 
     `records`: table ID -> its records' values by column key, for the tables the
-    document's record lines name (see `record_tables`). Raises PlanError."""
-    return _Planner(doc, rows, Live.index(snapshot), records or {}).run()
+    document's record lines name (see `record_tables`); `secret_key`: the key of the
+    hashes state keeps of secret values (`state.secret_key`). Raises PlanError."""
+    return _Planner(doc, rows, Live.index(snapshot), records or {}, secret_key).run()
+
+
+def _checks_records(
+    spec: Mapping[str, Any] | None, live: Mapping[str, Any] | None, table_refs: Mapping[str, str]
+) -> bool:
+    """Whether a column line may change what the stored records must fit (a superset).
+    `table_refs`: live table ID -> its ref, to read a reference target as declared."""
+    spec = spec or {}
+    if live is None:  # new, or adopted by name: whatever it declares
+        return bool(spec.get("required") or spec.get("unique") or "options" in spec)
+    options = dict(live["options"] or {})
+    if "table" in options:
+        options["target"] = table_refs.get(options.pop("table"))
+    return (
+        (spec.get("required") is True and not live["required"])
+        or (spec.get("unique") is True and not live["unique"])
+        or spec.get("type", live["type"]) != live["type"]
+        or spec.get("options", options) != options
+    )
 
 
 def record_tables(
     doc: Document, rows: Sequence[StateRow], snapshot: Iterable[Mapping[str, Any]]
 ) -> list[str]:
-    """IDs of the live tables whose records the plan compares keys against: the tables
-    the document's record lines name, bound through state or by name (a superset)."""
+    """IDs of the live tables whose records the plan reads: the tables the document's
+    record lines name and the targets of their reference columns, and the tables (and
+    reference targets) of columns made required, unique or retyped; bound through state
+    or by name (a superset)."""
     wanted = {record.table for record in doc.records}
+    targets = reference_targets(doc.lines)
+    wanted |= {target for (table, _), target in targets.items() if table in wanted}
+    live = {r["id"]: r for r in snapshot if r["kind"] == "column"}
+    bound = {r.ref: r.resource_id for r in rows if r.system == doc.system}
+    table_refs = {
+        r.resource_id: r.ref for r in rows if r.system == doc.system and r.resource_type == "table"
+    }
+    for line in doc.lines:  # columns whose change the stored records must fit
+        if line.kind != "column" or line.absent:
+            continue
+        column = live.get(bound.get(line.qualified_ref, ""))
+        if _checks_records(line.spec, column, table_refs):
+            wanted.add(line.table or "")
+            target = ((line.spec or {}).get("options") or {}).get("target")
+            wanted |= {target} if isinstance(target, str) else set()
     if not wanted:
         return []
     own = {r.ref: r for r in rows if r.system == doc.system and r.resource_type == "table"}
+    ids = {own[ref].resource_id for ref in wanted if ref in own}
     names = {
-        line.ref: (line.spec or {}).get("name")
+        name
         for line in doc.lines
-        if line.kind == "table" and line.ref in wanted
+        if line.kind == "table" and line.ref in wanted and (name := (line.spec or {}).get("name"))
     }
-    out = []
-    for resource in snapshot:
-        if resource["kind"] != "table":
-            continue
-        for ref in wanted:
-            row = own.get(ref)
-            if (row is not None and row.resource_id == resource["id"]) or names.get(
-                ref
-            ) == resource["name"]:
-                out.append(resource["id"])
-                break
-    return out
+    return [
+        r["id"] for r in snapshot if r["kind"] == "table" and (r["id"] in ids or r["name"] in names)
+    ]

@@ -6,7 +6,10 @@ a ref are corruption: the map keeps one, says so, and every user of the map chec
 resource_type before acting on a row.
 """
 
+import hashlib
+import hmac
 import logging
+import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -14,9 +17,11 @@ from typing import Any
 
 import asyncpg
 
+from app.iac.exactjson import canonical
+
 log = logging.getLogger("infragraph.iac")
 
-PUBLIC_FIELDS = ("system", "resource_type", "ref", "resource_id", "table_id", "updated_at")
+SEALED_PREFIX = "hmac-sha256:"
 _COLUMNS = (
     "scope_id",
     "system",
@@ -49,13 +54,37 @@ def is_secret(key: str) -> bool:
     return key in ("secret", "password", "token") or key.endswith("_secret")
 
 
-def strip_secrets(value: Any) -> Any:
-    """`value` without secret keys, at any depth."""
+def seal_secrets(value: Any, key: bytes) -> Any:
+    """`value` with every secret value, at any depth, replaced by its keyed hash
+    (`hmac-sha256:` + HMAC-SHA256 under the server's key of its canonical JSON): what
+    state remembers, so plan can tell intent from drift on a field holding a secret
+    without the secret ever being stored."""
     if isinstance(value, dict):
-        return {k: strip_secrets(v) for k, v in value.items() if not is_secret(k)}
+        return {
+            k: _sealed(v, key) if is_secret(k) else seal_secrets(v, key) for k, v in value.items()
+        }
     if isinstance(value, list):
-        return [strip_secrets(v) for v in value]
+        return [seal_secrets(v, key) for v in value]
     return value
+
+
+def _sealed(value: Any, key: bytes) -> str:
+    return SEALED_PREFIX + hmac.new(key, canonical(value), hashlib.sha256).hexdigest()
+
+
+async def secret_key(conn: asyncpg.Connection, configured: str | None) -> bytes:
+    """The key of `seal_secrets`: INFRAGRAPH_SECRET_KEY when set, else the one kept in the
+    database, made on first use. Call it outside a read-only transaction."""
+    if configured:
+        return configured.encode()
+    key = await conn.fetchval("SELECT key FROM iac_secret_key")
+    if key is None:
+        await conn.execute(
+            "INSERT INTO iac_secret_key (key) VALUES ($1) ON CONFLICT DO NOTHING",
+            secrets.token_bytes(32),
+        )
+        key = await conn.fetchval("SELECT key FROM iac_secret_key")
+    return bytes(key)
 
 
 def state_map(

@@ -3,7 +3,7 @@
 That is the distribution column when the graph outgrows one PostgreSQL and moves to
 Citus (README, "Scaling out"): a statement that names it runs on the one shard that
 holds the state. The workload below goes through every interface that reads or
-writes graph rows (the HTTP backend, GraphQL, an IaC apply, export, delete), and
+writes graph rows (the HTTP backend, GraphQL, an IaC apply, export, prune, delete), and
 each statement it sent is parsed (sqlglot) and checked.
 """
 
@@ -11,6 +11,7 @@ import sqlglot
 from sqlglot import exp
 
 from app.catalog.scopes import create_scope
+from app.graph.retention import prune
 from app.graph.store import export_state
 from app.iac import service
 from tests.api.conftest import gql
@@ -102,6 +103,8 @@ async def test_every_graph_statement_names_the_state(client, conn, app, statemen
     assert (await gql(client, WORKLOAD_QUERY, {"id": resource_id}))["node"]
     async with app.state.pool.acquire() as logged:
         await export_state(logged, "team/net", serial=1, actor="test")
+        pruned = await prune(logged, state_glob="team/*", keep_last=1, keep_days=None, actor="t")
+        assert pruned[0].serials == [1]
         await create_scope(logged, "crm", "CRM")
         document = b'{"kind": "header", "system": "crm", "version": 1}\n' + (
             b'{"kind": "table", "ref": "t", "spec": {"name": "T"}}\n'

@@ -1,13 +1,9 @@
 """IaC through its interfaces, against the real server: plan and apply over GraphQL, the
-state view over GraphQL and REST, export, and the `infragraph` CLI round trip."""
+state view over GraphQL and REST, export (the CLI: tests/test_cli.py)."""
 
-import asyncio
 import json
-import os
 import re
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -204,75 +200,3 @@ async def test_an_export_plans_with_no_changes(http) -> None:
     replanned = await _plan(http, exported)
     assert replanned["summary"] == UNCHANGED
     assert (await _plan(http, exported)) == replanned
-
-
-async def _infragraph(
-    database_url: str, *args: str, stdin: bytes | None = None
-) -> tuple[int, str, str]:
-    """Run the `infragraph` command of this environment: exit code, stdout, stderr."""
-    process = await asyncio.create_subprocess_exec(
-        Path(sys.executable).parent / "infragraph",
-        *args,
-        env={**os.environ, "DATABASE_URL": database_url},
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await process.communicate(stdin)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
-
-
-async def test_cli_plan_apply_and_export_round_trip(http, database_url, tmp_path) -> None:
-    path = tmp_path / "crm.jsonl"
-    path.write_text(DOCUMENT)
-    code, out, err = await _infragraph(database_url, "plan", "--scope", SLUG, str(path))
-    assert code == 0, err
-    lines = out.splitlines()
-    assert lines[:2] == [
-        "system: crm",
-        "summary: create 4, update 0, delete 0, move 0, adopt 0, orphaned 0, noop 0, "
-        "insert 2, skip 0",
-    ]
-    actions = [line for line in lines if line.startswith("  ") and not line.startswith("    ")]
-    assert len(actions) == 6
-    for (kind, ref), line in RESOURCE_LINES.items():
-        assert any(a.startswith(f"  create {kind} {ref} (line {line})") for a in actions), out
-    assert sum(a.startswith("  insert record ") for a in actions) == 2
-    assert '      name: desired "Contacts", last applied null, live null (create)' in lines
-    plan_hash = lines[-1].removeprefix("hash: ")
-    assert lines[-1] == f"hash: {plan_hash}" and re.fullmatch(r"[0-9a-f]{64}", plan_hash)
-    assert plan_hash == (await _plan(http))["hash"]  # the CLI and GraphQL plan alike
-
-    stale = await _infragraph(database_url, "apply", "--scope", SLUG, "--hash", "0" * 64, str(path))
-    assert stale[0] == 1 and stale[1] == ""
-    assert stale[2].startswith("infragraph: ") and "stale" in stale[2].lower()
-
-    code, out, err = await _infragraph(
-        database_url, "apply", "--scope", SLUG, "--hash", plan_hash, str(path)
-    )
-    assert code == 0, err
-    assert out.splitlines()[0] == f"applied: iac:{SLUG}/crm serial 1"
-
-    code, exported, err = await _infragraph(
-        database_url, "export-iac", "--scope", SLUG, "--system", "crm"
-    )
-    assert code == 0, err
-    assert exported == (await gql(http, EXPORT, {"scope": SLUG}))["export"]
-    code, out, err = await _infragraph(
-        database_url, "plan", "--scope", SLUG, "-", stdin=exported.encode()
-    )
-    assert code == 0, err
-    lines = out.splitlines()
-    assert lines[1] == (
-        "summary: create 0, update 0, delete 0, move 0, adopt 0, orphaned 0, noop 4, "
-        "insert 0, skip 2"
-    )
-    assert len(lines) == 3 and lines[2].startswith("hash: ")  # no action to show
-
-    bad = b'{"kind": "header", "system": "crm", "version": 1}\n{"kind": "table", "ref": "X"}\n'
-    code, out, err = await _infragraph(database_url, "plan", "--scope", SLUG, "-", stdin=bad)
-    assert code == 1 and out == ""
-    assert any(line.startswith("infragraph: line 2 (table") for line in err.splitlines()), err
-    code, _, err = await _infragraph(database_url, "plan", "--scope", "nope", str(path))
-    assert code == 1 and err.startswith("infragraph: ")

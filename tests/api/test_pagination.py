@@ -31,6 +31,7 @@ async def _walk(client, first: int) -> list[tuple[str, str]]:
     return seen
 
 
+@pytest.mark.slow
 async def test_walking_10000_resources_in_pages(client, conn) -> None:
     # two states, so the order (state, address) crosses a state boundary mid-page
     for name, count in (("big/a", 6_000), ("big/b", 4_000)):

@@ -71,6 +71,7 @@ async def _post_first(server: LiveServer, body: bytes) -> None:
         assert (await client.post(URL, content=body)).status_code == 200
 
 
+@pytest.mark.slow
 async def test_killed_while_writing_the_rows(database_url, pool, conn) -> None:
     first, second = big_state(1, "first"), big_state(2, "second")
     with live_server(database_url, OPEN) as server:
@@ -98,6 +99,7 @@ async def test_killed_while_writing_the_rows(database_url, pool, conn) -> None:
     await _assert_intact(database_url, conn, first)
 
 
+@pytest.mark.slow
 async def test_killed_while_receiving_the_body(database_url, conn) -> None:
     first, second = big_state(1, "first"), big_state(2, "second")
     with live_server(database_url, OPEN) as server:

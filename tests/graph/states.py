@@ -1,5 +1,6 @@
 """Build real Terraform v4 state documents for tests."""
 
+import copy
 import json
 from typing import Any
 
@@ -96,6 +97,31 @@ def chain_graph(*, serial: int = 1, grown: bool = False) -> bytes:
         ],
         serial=serial,
     )
+
+
+def shared_history() -> list[bytes]:
+    """Six versions: the vpc, its subnets and the first output are written at serial 1
+    and held to the end; the rest change, come and go along the way."""
+    resources = [
+        resource("aws_vpc", "main", attributes={"id": "vpc-1"}),
+        resource("aws_subnet", "a", keys=[0, 1, 2], depends_on=["aws_vpc.main"]),
+        resource("aws_instance", "web", keys=["x", "y"], depends_on=["aws_subnet.a"]),
+    ]
+    outputs = {"vpc": {"value": "vpc-1", "type": "string"}}
+    document = json.loads(state(resources, serial=1, outputs=outputs))
+    versions = [copy.deepcopy(document)]
+    changes = [
+        lambda d: d["resources"][2]["instances"][0].update(attributes={"size": 2}),
+        lambda d: d["resources"].append(resource("aws_eip", "ip", depends_on=["aws_instance.web"])),
+        lambda d: d["outputs"].update(ip={"value": "10.0.0.1", "type": "string"}),
+        lambda d: d["resources"].pop(),  # the eip goes (and its edges)
+        lambda d: d["resources"][2]["instances"].pop(),  # web["y"] goes
+    ]
+    for serial, change in enumerate(changes, start=2):
+        document["serial"] = serial
+        change(document)
+        versions.append(copy.deepcopy(document))
+    return [json.dumps(v).encode() for v in versions]
 
 
 # What tests calling blast_radius directly keep of its walks (the server's come from Settings).

@@ -11,6 +11,7 @@ import random
 import uuid
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,14 +24,14 @@ from tests.graph.test_store import as_numbers
 from tests.strategies import states
 
 
-async def _exports_as_posted(conn: Any, name: str, posted: dict[int, bytes]) -> None:
+async def exports_as_posted(conn: Any, name: str, posted: dict[int, bytes]) -> None:
     for serial, body in posted.items():
         exported = await export_state(conn, name, serial=serial, actor="test")
         # numbers compared by value: jsonb keeps a number's value, not its spelling
         assert as_numbers(dumps(exported)) == as_numbers(body), f"{name} at serial {serial}"
 
 
-def _evolve(document: dict[str, Any], step: int, rng: random.Random) -> dict[str, Any]:
+def evolve(document: dict[str, Any], step: int, rng: random.Random) -> dict[str, Any]:
     """The next version of `document`: one kind of change per step, in turn."""
     doc = copy.deepcopy(document)
     doc["serial"] = document["serial"] + 1
@@ -66,11 +67,11 @@ async def test_corpus_histories_export_every_serial_as_posted(conn) -> None:
         posted = {document["serial"]: path.read_bytes()}
         await write_version(conn, name, path.read_bytes(), actor="test")
         for step in range(6):
-            document = _evolve(document, step, rng)
+            document = evolve(document, step, rng)
             body = dumps(document)
             await write_version(conn, name, body, actor="test")
             posted[document["serial"]] = body
-        await _exports_as_posted(conn, name, posted)
+        await exports_as_posted(conn, name, posted)
 
 
 async def test_unchanged_rows_and_edges_are_stored_once(conn) -> None:
@@ -161,6 +162,7 @@ def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
     return versions
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(history=histories())
 async def test_random_histories_export_every_serial_as_posted(pool, history) -> None:
@@ -171,4 +173,4 @@ async def test_random_histories_export_every_serial_as_posted(pool, history) -> 
             body = dumps(document)
             await write_version(conn, name, body, actor="test")
             posted[document["serial"]] = body
-        await _exports_as_posted(conn, name, posted)
+        await exports_as_posted(conn, name, posted)

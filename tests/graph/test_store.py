@@ -154,6 +154,7 @@ async def test_edges_follow_dependencies_to_every_instance(conn) -> None:
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
+@pytest.mark.slow
 async def test_generated_states_round_trip_through_the_database(pool, state) -> None:
     body = json.dumps(state).encode()
     name = f"generated/{uuid.uuid4()}"
@@ -163,6 +164,7 @@ async def test_generated_states_round_trip_through_the_database(pool, state) -> 
         assert as_numbers(dumps(exported)) == as_numbers(body)
 
 
+@pytest.mark.slow
 async def test_a_state_of_20000_instances_and_60000_edges_imports(conn) -> None:
     body = dumps(generate_state(20_000, deps=3))
     started = time.perf_counter()

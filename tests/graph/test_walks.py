@@ -1,6 +1,7 @@
 """Kept blast-radius walks: the first page walks, the next ones read their slice. Shared by
 batched roots, never stale across versions, expired by age and size (a cursor of an
-expired walk walks again), kept once under concurrency, deleted with their state."""
+expired walk walks again), kept once under concurrency, deleted with their state or
+their pruned version."""
 
 import asyncio
 import contextlib
@@ -12,6 +13,7 @@ import pytest
 from app.errors import BadInput
 from app.graph.edges import WalkLimits, blast_radius
 from app.graph.resources import ResourceKey
+from app.graph.retention import prune_state
 from app.graph.store import delete_state, write_version
 from tests.graph.states import WALK_LIMITS, chain_graph
 
@@ -202,3 +204,15 @@ async def test_deleting_a_state_deletes_its_walks(conn) -> None:
         "SELECT state_id FROM blast_walks UNION SELECT state_id FROM blast_walk_rows"
     )
     assert [r["state_id"] for r in left] == [await conn.fetchval("SELECT id FROM states")]
+
+
+async def test_pruning_versions_deletes_their_walks(conn) -> None:
+    v1 = await _keys(conn)
+    v2 = await _keys(conn, body=chain_graph(serial=2, grown=True))
+    await blast_radius(conn, [v1["r"], v2["r"]], limits=WALK_LIMITS, first=1)
+    state_id = await conn.fetchval("SELECT id FROM states")
+    await prune_state(conn, state_id, "g", keep_last=1, actor="test")
+    assert [tuple(r) for r in await conn.fetch("SELECT serial, total FROM blast_walks")] == [
+        (2, 16)
+    ]
+    assert await conn.fetchval("SELECT count(*) FROM blast_walk_rows") == 16

@@ -1,7 +1,9 @@
 """Plan and apply against a real catalog: the scenarios of issue 6 / iac.md, one each."""
 
+import re
 import uuid
 
+import asyncpg
 import pytest
 
 from app.catalog import resources
@@ -371,20 +373,24 @@ async def test_an_apply_that_fails_halfway_changes_nothing(conn, crm) -> None:
         "ref": "boss",
         "spec": {"name": "Boss", "type": "reference", "options": {"target": "contacts"}},
     }
-    # The record points at a record that does not exist: refused while inserting records,
-    # after the column was created and the grant changed.
-    bob = {
-        "kind": "record",
-        "table": "contacts",
-        "key": {"email": "bob@x.io"},
-        "values": {"boss": str(uuid.uuid4())},
-    }
+    bob = {"kind": "record", "table": "contacts", "key": {"email": "bob@x.io"}}
     sales = {**SALES, "spec": {"permissions": ["read", "write"]}}
     lines = [HEADER, CONTACTS, EMAIL, AGE, ADULTS, sales, DIRECTORY, boss, ADA, bob]
     plan = await service.plan(conn, "crm", doc(*lines))
     assert plan.summary["create"] == 1 and plan.summary["update"] == 1
-    with pytest.raises(BadInput):
-        await service.apply(conn, "crm", doc(*lines), plan.hash, actor="t")
+    # Whatever plans cleanly applies, so the failure comes from the database itself: it
+    # refuses the record, after the column was created and the grant changed.
+    await conn.execute(
+        """CREATE FUNCTION refuse_record() RETURNS trigger LANGUAGE plpgsql AS
+           $$ BEGIN RAISE EXCEPTION 'no records today'; END $$;
+           CREATE TRIGGER refuse_record BEFORE INSERT ON records
+           FOR EACH ROW EXECUTE FUNCTION refuse_record()"""
+    )
+    try:
+        with pytest.raises(asyncpg.RaiseError, match="no records today"):
+            await service.apply(conn, "crm", doc(*lines), plan.hash, actor="t")
+    finally:
+        await conn.execute("DROP FUNCTION refuse_record() CASCADE")
     assert await live(conn) == before_live
     assert await conn.fetch("SELECT * FROM iac_state ORDER BY ref") == before_state
     assert await list_records_by_key(conn, [table]) == before_records
@@ -424,7 +430,9 @@ async def test_secrets_reach_live_but_never_the_state(conn, crm) -> None:
         "token": "s3cr3t",
     }
     remembered = await applied_spec(conn, "contacts")
+    sealed = remembered["settings"]["webhook"].pop("token")
     assert remembered["settings"] == {"color": "red", "webhook": {"url": "https://x.test"}}
+    assert re.fullmatch(r"hmac-sha256:[0-9a-f]{64}", sealed)
     assert (
         await conn.fetchval(
             "SELECT count(*) FROM iac_state WHERE last_applied_spec::text LIKE '%s3cr3t%'"
@@ -432,3 +440,25 @@ async def test_secrets_reach_live_but_never_the_state(conn, crm) -> None:
         == 0
     )
     assert not (await service.plan(conn, "crm", doc(HEADER, secret, EMAIL))).changes_anything
+
+
+async def test_secret_hashes_follow_the_configured_key(conn, crm) -> None:
+    def hooked(url: str) -> list[dict]:
+        settings = {"webhook": {"url": url, "token": "s3cr3t"}}
+        return [HEADER, {**CONTACTS, "spec": {**CONTACTS["spec"], "settings": settings}}]
+
+    lines = hooked("https://a.test")
+    planned = await service.plan(conn, "crm", doc(*lines), secret_key="key-one")
+    await service.apply(conn, "crm", doc(*lines), planned.hash, actor="t", secret_key="key-one")
+    remembered = (await applied_spec(conn, "contacts"))["settings"]["webhook"]["token"]
+    assert remembered != "s3cr3t" and "s3cr3t" not in remembered
+
+    async def reason(key: str | None) -> str:
+        [action] = (
+            await service.plan(conn, "crm", doc(*hooked("https://b.test")), secret_key=key)
+        ).actions
+        return action.reason
+
+    assert await reason("key-one") == "intent"
+    assert await reason("key-two") == "both"  # another key: the hash no longer matches
+    assert await reason(None) == "both"  # the database's key is another one too

@@ -9,13 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.iac.document import (
-    DocumentError,
-    LineError,
-    RecordLine,
-    parse_document,
-    qualify,
-)
+from app.iac.document import parse_document
+from app.iac.model import DocumentError, LineError, RecordLine, qualify
 
 HEADER = {"kind": "header", "system": "crm", "version": 1}
 TABLE = {"kind": "table", "ref": "contacts", "spec": {"name": "Contacts"}}
@@ -83,15 +78,6 @@ def test_document_over_max_bytes_is_rejected_before_parsing() -> None:
     [only] = caught.value.errors
     assert only.line == 0
     assert str(only) == f"document: document is {len(data)} bytes, over the 10 limit"
-
-
-def test_max_bytes_defaults_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("INFRAGRAPH_MAX_DOCUMENT_BYTES", "20")
-    with pytest.raises(DocumentError, match="over the 20 limit"):
-        parse_document(document(TABLE))
-    monkeypatch.setenv("INFRAGRAPH_MAX_DOCUMENT_BYTES", "lots")
-    with pytest.raises(ValueError, match="must be a positive integer"):
-        parse_document(document(TABLE))
 
 
 def test_empty_document() -> None:
@@ -473,12 +459,16 @@ def test_grant_principal_rules() -> None:
 
 def test_insight_selection_rules() -> None:
     base = {"kind": "insight_selection", "chatroom": CHATROOM, "tables": ["contacts"]}
-    assert 'chatroom "room-1" must match' in error(TABLE, {**base, "chatroom": "room-1"})
+    assert error(TABLE, {**base, "chatroom": "room-1"}).endswith(
+        'chatroom must be a UUID (8-4-4-4-12 hex digits), got "room-1"'
+    )
     missing = {"kind": "insight_selection", "chatroom": CHATROOM}
     assert error(TABLE, missing).endswith(
         "missing field tables: a present insight_selection lists its tables"
     )
-    assert error(TABLE, {**base, "tables": []}).endswith("tables must not be empty")
+    # none selected yet: the catalog holds such a selection, so a document can say it
+    [_, empty] = parse_document(document(TABLE, {**base, "tables": []})).lines
+    assert empty.tables == ()
     parse_document(document(TABLE, {**missing, "state": "absent"}))
 
 
@@ -891,6 +881,7 @@ def big_rows(tables: int, total_lines: int) -> list[dict[str, Any]]:
     return rows
 
 
+@pytest.mark.slow
 def test_hundred_thousand_lines() -> None:
     rows = big_rows(300, 100_000)
     records = [row for row in rows if row["kind"] == "record"]
@@ -904,6 +895,7 @@ def test_hundred_thousand_lines() -> None:
     assert [line.qualified_ref for line in parsed.lines[:3]] == ["t0", "t0.title", "t0.amount"]
 
 
+@pytest.mark.slow
 def test_hundred_thousand_lines_with_a_few_errors() -> None:
     rows = big_rows(300, 100_000)
     bad = {

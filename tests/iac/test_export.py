@@ -259,7 +259,7 @@ def test_generated_refs_are_slugs_with_suffixes_on_collision_in_creation_order()
         live("trigger", first, event="delete"),
         live("view", first, name="Active"),
         live("view", first),
-        live("public_read", first, ref="Dir.Main"),
+        live("public_read", first, ref="dir_main"),
         live("public_read", first, ref="view"),
     ]
     commands = [live("command", SCOPE, name=name) for name in ("Sync", "sync", "42")]
@@ -279,8 +279,9 @@ def test_generated_refs_are_slugs_with_suffixes_on_collision_in_creation_order()
     ]
     assert refs_of(exported, "rule") == ["contacts.rule", "contacts.rule_2"]
     assert refs_of(exported, "trigger") == ["contacts.trigger"]
-    assert refs_of(exported, "view") == ["contacts.active_3", "contacts.view"]
-    assert refs_of(exported, "public_read") == ["contacts.dir_main", "contacts.view_2"]
+    # a public read keeps its own ref (its identity): the unnamed view steps aside
+    assert refs_of(exported, "view") == ["contacts.active_3", "contacts.view_2"]
+    assert refs_of(exported, "public_read") == ["contacts.dir_main", "contacts.view"]
     assert refs_of(exported, "command") == ["sync", "sync_2", "c_42"]
 
 
@@ -339,8 +340,8 @@ def test_resources_of_other_systems_and_whatever_hangs_on_them_are_left_out() ->
     exported = export(snapshot, rows, records)
     assert refs_of(exported, "table") == ["contacts"]
     assert refs_of(exported, "column") == ["contacts.email"]
-    assert refs_of(exported, "view") == ["contacts.emails"]
-    assert refs_of(exported, "public_read") == ["contacts.emails_2"]
+    assert refs_of(exported, "view") == ["contacts.emails_2"]  # the public read keeps its ref
+    assert refs_of(exported, "public_read") == ["contacts.emails"]
     assert [line["chatroom"] for line in exported if line["kind"] == "insight_selection"] == [
         CHATROOM
     ]
@@ -355,23 +356,14 @@ def test_resources_of_other_systems_and_whatever_hangs_on_them_are_left_out() ->
 
 
 def test_values_a_document_cannot_hold_are_left_out() -> None:
+    """Rows the catalog took before it checked the document's rules (it refuses them now)."""
     contacts = live("table", name="Contacts", settings={"client_access": {"enabled": False}})
-    odd = live(
-        "column",
-        contacts["id"],
-        name="Odd",
-        type="text",
-        options={"values": ["a"], "table": contacts["id"], "color": "red"},
-    )
-    pick = live(
-        "column",
-        contacts["id"],
-        name="Pick",
-        type="select",
-        options={"values": ["a"], "color": "red"},
-    )
-    view = live("view", contacts["id"], name="V", filter=7, sort=["Odd"])
-    spaced = live("grant", contacts["id"], principal="team sales")
+    odd = live("column", contacts["id"], name="Odd", type="text")
+    odd["options"] = {"values": ["a"], "table": contacts["id"], "color": "red"}
+    pick = live("column", contacts["id"], name="Pick", type="select", options={"values": ["a"]})
+    pick["options"] = {"values": ["a"], "color": "red"}
+    view = {**live("view", contacts["id"], name="V", sort=["Odd"]), "filter": 7}
+    spaced = {**live("grant", contacts["id"], principal="team"), "principal": "team sales"}
     empty = live("insight_selection", SCOPE, chatroom=CHATROOM, tables=[])
     exported = export([contacts, odd, pick, view, spaced, empty])
     specs = {line.get("ref"): line.get("spec") for line in exported}
@@ -379,7 +371,11 @@ def test_values_a_document_cannot_hold_are_left_out() -> None:
     assert specs["odd"]["options"] == {}
     assert specs["pick"]["options"] == {"values": ["a"]}
     assert specs["v"] == {"name": "V", "columns": [], "sort": ["Odd"]}
-    assert {line["kind"] for line in exported} == {"header", "table", "column", "view"}
+    assert {line["kind"] for line in exported} == {
+        *("header", "table", "column", "view", "insight_selection")
+    }
+    [selection] = [line for line in exported if line["kind"] == "insight_selection"]
+    assert selection["tables"] == []  # none selected yet: a document can say so
 
 
 def test_records_keyed_by_unique_columns_else_by_all_their_scalars() -> None:

@@ -7,12 +7,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.iac import plan as planner
 from app.iac.document import parse_document
-from app.iac.plan import ACTIONS, PlanError, make_plan
-from app.iac.state import StateRow
+from app.iac.plan import ACTIONS, Plan, PlanError
+from app.iac.state import StateRow, seal_secrets
 from app.jsonutil import dumps
 
 SCOPE = str(uuid.UUID(int=1))
+KEY = b"k" * 32
+
+
+def make_plan(*args: Any, **kwargs: Any) -> Plan:
+    return planner.make_plan(*args, secret_key=KEY, **kwargs)
+
+
 HEADER = {"kind": "header", "system": "crm", "version": 1}
 
 
@@ -81,6 +89,37 @@ def test_secrets_are_compared_against_live_but_never_shown() -> None:
     [change] = action.changes
     assert action.action == "update" and change.desired == {"api_secret": "(secret)"}
     assert "s1" not in repr(plan.actions) and "s2" not in repr(plan.actions)
+
+
+@given(
+    last=st.sampled_from(["s3cr3t-p", "s3cr3t-q"]),
+    desired=st.sampled_from(["s3cr3t-p", "s3cr3t-q"]),
+    live=st.sampled_from(["s3cr3t-p", "s3cr3t-q", "s3cr3t-r"]),
+    urls=st.tuples(*[st.sampled_from(["a", "b"])] * 3),
+)
+def test_intent_and_drift_on_a_field_holding_a_secret_as_if_state_kept_it(
+    last, desired, live, urls
+) -> None:
+    """State keeps a keyed hash of the secret, never the secret; the reason of a change
+    is what it would be were the whole value remembered."""
+
+    def hook(password: str, url: str) -> dict[str, Any]:
+        return {"hook": {"url": url, "password": password}}
+
+    remembered = seal_secrets({"settings": hook(last, urls[0])}, KEY)
+    assert last not in repr(remembered)
+    line = {"kind": "table", "ref": "contacts", "spec": {"settings": hook(desired, urls[1])}}
+    rows = [_row("table", "contacts", CONTACTS, remembered)]
+    current = {**CONTACTS, "settings": hook(live, urls[2])}
+    [action] = make_plan(_doc(line), rows, [current]).actions
+    values = [hook(last, urls[0]), hook(desired, urls[1]), hook(live, urls[2])]
+    if values[1] == values[2]:
+        assert action.changes == ()
+        return
+    [change] = action.changes
+    intent, drift = values[1] != values[0], values[2] != values[0]
+    assert change.reason == ("both" if intent and drift else "drift" if drift else "intent")
+    assert change.last_applied == {"hook": {"url": urls[0], "password": "(secret)"}}
 
 
 def test_a_sub_resource_of_an_unknown_table_is_refused() -> None:

@@ -33,6 +33,7 @@ def test_corpus_file_renders_back_equal(path) -> None:
 
 @given(states())
 @settings(max_examples=200, deadline=None)
+@pytest.mark.slow
 def test_generated_states_render_back_equal(state) -> None:
     body = json.dumps(state).encode()
     assert round_trip(body) == json.loads(body)

@@ -2,7 +2,7 @@
 resources by ID, and record pages, each batch one statement per kind."""
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import asyncpg
@@ -39,19 +39,26 @@ async def _by_id(conn: asyncpg.Connection, keys: list[KindKey]) -> dict[KindKey,
     return found
 
 
-@dataclass
 class CatalogLoaders:
-    children: DataLoader[KindKey, Any]  # list of dicts, creation order
-    by_id: DataLoader[KindKey, Any]  # dict or None
-    records: DataLoader[tuple[str, PageArgs], Any]  # of a table
+    """Each loader is built on first use within the request."""
 
-    @classmethod
-    def create(cls, pool: asyncpg.Pool) -> "CatalogLoaders":
-        return cls(
-            children=by_key(pool, _children, default=[]),
-            by_id=by_key(pool, _by_id),
-            records=paged(
-                pool,
-                lambda conn, ids, a: records.records_of(conn, ids, first=a.first, after=a.after),
-            ),
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    @cached_property
+    def children(self) -> DataLoader[KindKey, Any]:
+        """List of dicts, creation order."""
+        return by_key(self.pool, _children, default=[])
+
+    @cached_property
+    def by_id(self) -> DataLoader[KindKey, Any]:
+        """Dict or None."""
+        return by_key(self.pool, _by_id)
+
+    @cached_property
+    def records(self) -> DataLoader[tuple[str, PageArgs], Any]:
+        """Of a table."""
+        return paged(
+            self.pool,
+            lambda conn, ids, a: records.records_of(conn, ids, first=a.first, after=a.after),
         )

@@ -7,7 +7,7 @@ The generic three are made by the factories below (no `from __future__ import
 annotations` here: the resolvers' annotations must be the classes themselves).
 """
 
-from typing import Any
+from typing import Any, TypeVar
 
 import asyncpg
 import strawberry
@@ -44,6 +44,8 @@ from app.api.catalog.types import (
 from app.api.context import Info
 from app.catalog import records, resources, scopes, tables
 
+T = TypeVar("T")
+
 
 def _label(kind: str) -> str:
     name = kind.replace("_", " ")
@@ -57,28 +59,28 @@ async def _create_in_scope(
     return await resources.create(conn, kind, scope["id"], spec)
 
 
-def _creator(kind: str, parent: str, given: type, out: type) -> Any:
+def _creator(kind: str, parent: str, given: type, out: type[T]) -> Any:
     of = builder(out)
     if parent == "scope":
 
         async def in_scope(info: Info, scope: str, input: given) -> out:  # type: ignore[valid-type]
-            return of(await info.context.read(_create_in_scope, kind, scope, spec_of(input)))
+            return of(await info.context.with_conn(_create_in_scope, kind, scope, spec_of(input)))
 
         return strawberry.mutation(
             resolver=in_scope, description=f"Create {_label(kind)} in a scope."
         )
 
     async def in_table(info: Info, table: strawberry.ID, input: given) -> out:  # type: ignore[valid-type]
-        return of(await info.context.read(resources.create, kind, table, spec_of(input)))
+        return of(await info.context.with_conn(resources.create, kind, table, spec_of(input)))
 
     return strawberry.mutation(resolver=in_table, description=f"Create {_label(kind)} in a table.")
 
 
-def _updater(kind: str, given: type, out: type) -> Any:
+def _updater(kind: str, given: type, out: type[T]) -> Any:
     of = builder(out)
 
     async def update(info: Info, id: strawberry.ID, input: given) -> out:  # type: ignore[valid-type]
-        return of(await info.context.read(resources.update, kind, id, spec_of(input)))
+        return of(await info.context.with_conn(resources.update, kind, id, spec_of(input)))
 
     return strawberry.mutation(
         resolver=update, description=f"Change the given fields of {_label(kind)}."
@@ -87,7 +89,7 @@ def _updater(kind: str, given: type, out: type) -> Any:
 
 def _deleter(kind: str) -> Any:
     async def delete(info: Info, id: strawberry.ID) -> strawberry.ID:
-        return strawberry.ID((await info.context.read(resources.delete, kind, id))["id"])
+        return strawberry.ID((await info.context.with_conn(resources.delete, kind, id))["id"])
 
     return strawberry.mutation(
         resolver=delete, description=f"Delete {_label(kind)}; returns its ID."
@@ -108,15 +110,15 @@ async def _delete_scope(conn: asyncpg.Connection, slug: str) -> dict[str, Any]:
 class CatalogMutation:
     @strawberry.mutation(description="Create a scope (slug: lowercase letters, digits, - and _).")
     async def create_scope(self, info: Info, slug: str, name: str) -> Scope:
-        return build(Scope, await info.context.read(scopes.create_scope, slug, name))
+        return build(Scope, await info.context.with_conn(scopes.create_scope, slug, name))
 
     @strawberry.mutation
     async def update_scope(self, info: Info, slug: str, input: ScopeInput) -> Scope:
-        return build(Scope, await info.context.read(_update_scope, slug, spec_of(input)))
+        return build(Scope, await info.context.with_conn(_update_scope, slug, spec_of(input)))
 
     @strawberry.mutation(description="Delete a scope and everything in it; returns its ID.")
     async def delete_scope(self, info: Info, slug: str) -> strawberry.ID:
-        return strawberry.ID((await info.context.read(_delete_scope, slug))["id"])
+        return strawberry.ID((await info.context.with_conn(_delete_scope, slug))["id"])
 
     create_table = _creator("table", "scope", TableInput, Table)
     update_table = _updater("table", TableInput, Table)
@@ -124,11 +126,11 @@ class CatalogMutation:
 
     @strawberry.mutation(description="Add a tag to a table (nothing when it has it).")
     async def add_table_tag(self, info: Info, id: strawberry.ID, tag: str) -> Table:
-        return build(Table, await info.context.read(tables.add_table_tag, id, tag))
+        return build(Table, await info.context.with_conn(tables.add_table_tag, id, tag))
 
     @strawberry.mutation
     async def remove_table_tag(self, info: Info, id: strawberry.ID, tag: str) -> Table:
-        return build(Table, await info.context.read(tables.remove_table_tag, id, tag))
+        return build(Table, await info.context.with_conn(tables.remove_table_tag, id, tag))
 
     create_column = _creator("column", "table", ColumnInput, Column)
     update_column = _updater("column", ColumnInput, Column)
@@ -150,7 +152,7 @@ class CatalogMutation:
     async def set_client_access(
         self, info: Info, table: strawberry.ID, input: ClientAccessInput
     ) -> ClientAccess:
-        row = await info.context.read(resources.set_client_access, table, spec_of(input))
+        row = await info.context.with_conn(resources.set_client_access, table, spec_of(input))
         return build(ClientAccess, row)
 
     delete_client_access = _deleter("client_access")
@@ -170,12 +172,12 @@ class CatalogMutation:
 
     @strawberry.mutation(description="Insert a record; values by column name.")
     async def insert_record(self, info: Info, table: strawberry.ID, values: JSON) -> Record:
-        return build(Record, await info.context.read(records.insert_record, table, values))
+        return build(Record, await info.context.with_conn(records.insert_record, table, values))
 
     @strawberry.mutation(description="Change the given values (by column name; null removes).")
     async def update_record(self, info: Info, id: strawberry.ID, values: JSON) -> Record:
-        return build(Record, await info.context.read(records.update_record, id, values))
+        return build(Record, await info.context.with_conn(records.update_record, id, values))
 
     @strawberry.mutation
     async def delete_record(self, info: Info, id: strawberry.ID) -> strawberry.ID:
-        return strawberry.ID((await info.context.read(records.delete_record, id))["id"])
+        return strawberry.ID((await info.context.with_conn(records.delete_record, id))["id"])

@@ -12,11 +12,11 @@ from app.errors import NotFound
 class CatalogQuery:
     @strawberry.field(description="Every scope, oldest first.")
     async def scopes(self, info: Info) -> list[Scope]:
-        return build_all(Scope, await info.context.read(scopes.list_scopes))
+        return build_all(Scope, await info.context.with_conn(scopes.list_scopes))
 
     @strawberry.field(description="A scope by its slug; null when there is none.")
     async def scope(self, info: Info, slug: str) -> Scope | None:
         try:
-            return build(Scope, await info.context.read(scopes.scope_by_slug, slug))
+            return build(Scope, await info.context.with_conn(scopes.scope_by_slug, slug))
         except NotFound:
             return None

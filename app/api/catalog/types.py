@@ -24,14 +24,16 @@ from app.catalog.records import RECORD_KEY
 T = TypeVar("T")
 
 
-def _enum(name: str, values: Iterable[str], description: str) -> Any:
-    return strawberry.enum(enum.Enum(name, {v.upper(): v for v in values}), description=description)
-
-
-ColumnType = _enum("ColumnType", kinds.COLUMN_TYPES, "What a column's values are.")
-Severity = _enum("Severity", kinds.SEVERITIES, "How much a broken rule matters.")
-TriggerEvent = _enum("TriggerEvent", kinds.TRIGGER_EVENTS, "The record event a trigger runs on.")
-Permission = _enum("Permission", kinds.PERMISSIONS, "What a grant allows.")
+# The domain's enums, registered with Strawberry in place (the call form returns the same
+# class, which the annotations name directly so that type checkers see a class).
+ColumnType = kinds.ColumnType
+Severity = kinds.Severity
+TriggerEvent = kinds.TriggerEvent
+Permission = kinds.Permission
+strawberry.enum(ColumnType, description="What a column's values are.")
+strawberry.enum(Severity, description="How much a broken rule matters.")
+strawberry.enum(TriggerEvent, description="The record event a trigger runs on.")
+strawberry.enum(Permission, description="What a grant allows.")
 
 
 def build(cls: type[T], row: Mapping[str, Any]) -> T:
@@ -351,18 +353,18 @@ class PublicReadInput:
     )
 
 
-def _plain(value: Any) -> Any:
+def _enums_as_values(value: Any) -> Any:
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, list):
-        return [_plain(v) for v in value]
+        return [_enums_as_values(v) for v in value]
     return value
 
 
 def spec_of(given: Any) -> dict[str, Any]:
     """The fields an input carries (UNSET ones left out), enums as the domain's strings."""
     return {
-        f.name: _plain(getattr(given, f.name))
+        f.name: _enums_as_values(getattr(given, f.name))
         for f in dataclasses.fields(given)
         if getattr(given, f.name) is not strawberry.UNSET
     }

@@ -1,6 +1,7 @@
 """The graph's dataloaders, one set per request."""
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 from uuid import UUID
 
@@ -27,6 +28,7 @@ class Blast:
 class Hop:
     direction: Direction
     page: PageArgs
+    direct: bool = False
 
 
 @dataclass(frozen=True)
@@ -35,71 +37,100 @@ class Filtered:
     page: PageArgs
 
 
-@dataclass
 class GraphLoaders:
-    state: DataLoader[UUID, Any]
-    version: DataLoader[UUID, Any]
-    resource: DataLoader[ResourceKey, Any]
-    event: DataLoader[UUID, Any]
-    current_version: DataLoader[UUID, Any]
-    version_at: DataLoader[tuple[UUID, int], Any]
-    lock: DataLoader[UUID, Any]
-    outputs: DataLoader[UUID, Any]
-    resource_count: DataLoader[UUID, Any]
-    diff: DataLoader[tuple[UUID, int], Any]
-    versions: DataLoader[tuple[UUID, PageArgs], Any]  # of a state
-    events: DataLoader[tuple[str, PageArgs], Any]  # of a state name
-    resources: DataLoader[tuple[UUID, Filtered], Any]  # of a version
-    neighbours: DataLoader[tuple[ResourceKey, Hop], Any]
-    blast_radius: DataLoader[tuple[ResourceKey, Blast], Any]
+    """Each loader is built on first use within the request (most use one or two)."""
 
-    @classmethod
-    def create(cls, pool: asyncpg.Pool, settings: Settings) -> "GraphLoaders":
-        walks = WalkLimits(settings.blast_cache_rows, settings.blast_cache_seconds)
-        return cls(
-            state=by_key(pool, queries.states_by_ids),
-            version=by_key(pool, queries.versions_by_ids),
-            resource=by_key(pool, resources.resources_by_keys),
-            event=by_key(pool, events.events_by_ids),
-            current_version=by_key(pool, queries.current_versions),
-            version_at=by_key(pool, queries.versions_at),
-            lock=by_key(pool, queries.locks_of),
-            outputs=by_key(pool, queries.outputs_of, default=[]),
-            resource_count=by_key(pool, queries.resource_counts, default=0),
-            diff=by_key(pool, diff.diff_versions),
-            versions=paged(
-                pool,
-                lambda conn, ids, a: queries.versions_of(conn, ids, first=a.first, after=a.after),
+    def __init__(self, pool: asyncpg.Pool, settings: Settings) -> None:
+        self.pool = pool
+        self.walks = WalkLimits(settings.blast_cache_rows, settings.blast_cache_seconds)
+
+    @cached_property
+    def state(self) -> DataLoader[UUID, Any]:
+        return by_key(self.pool, queries.states_by_ids)
+
+    @cached_property
+    def version(self) -> DataLoader[UUID, Any]:
+        return by_key(self.pool, queries.versions_by_ids)
+
+    @cached_property
+    def resource(self) -> DataLoader[ResourceKey, Any]:
+        return by_key(self.pool, resources.resources_by_keys)
+
+    @cached_property
+    def event(self) -> DataLoader[UUID, Any]:
+        return by_key(self.pool, events.events_by_ids)
+
+    @cached_property
+    def current_version(self) -> DataLoader[UUID, Any]:
+        return by_key(self.pool, queries.current_versions)
+
+    @cached_property
+    def version_at(self) -> DataLoader[tuple[UUID, int], Any]:
+        return by_key(self.pool, queries.versions_at)
+
+    @cached_property
+    def lock(self) -> DataLoader[UUID, Any]:
+        return by_key(self.pool, queries.locks_of)
+
+    @cached_property
+    def outputs(self) -> DataLoader[UUID, Any]:
+        return by_key(self.pool, queries.outputs_of, default=[])
+
+    @cached_property
+    def resource_count(self) -> DataLoader[UUID, Any]:
+        return by_key(self.pool, queries.resource_counts, default=0)
+
+    @cached_property
+    def diff(self) -> DataLoader[tuple[UUID, int], Any]:
+        return by_key(self.pool, diff.diff_versions)
+
+    @cached_property
+    def versions(self) -> DataLoader[tuple[UUID, PageArgs], Any]:
+        """Of a state."""
+        return paged(
+            self.pool,
+            lambda conn, ids, a: queries.versions_of(conn, ids, first=a.first, after=a.after),
+        )
+
+    @cached_property
+    def events(self) -> DataLoader[tuple[str, PageArgs], Any]:
+        """Of a state name."""
+        return paged(
+            self.pool,
+            lambda conn, names, a: events.list_events(conn, names, first=a.first, after=a.after),
+        )
+
+    @cached_property
+    def resources(self) -> DataLoader[tuple[UUID, Filtered], Any]:
+        """Of a version."""
+        return paged(
+            self.pool,
+            lambda conn, ids, a: resources.version_resources(
+                conn, ids, a.filter, first=a.page.first, after=a.page.after
             ),
-            events=paged(
-                pool,
-                lambda conn, names, a: events.list_events(
-                    conn, names, first=a.first, after=a.after
-                ),
+        )
+
+    @cached_property
+    def neighbours(self) -> DataLoader[tuple[ResourceKey, Hop], Any]:
+        return paged(
+            self.pool,
+            lambda conn, ids, a: edges.neighbours(
+                conn, ids, a.direction, first=a.page.first, after=a.page.after, direct=a.direct
             ),
-            resources=paged(
-                pool,
-                lambda conn, ids, a: resources.version_resources(
-                    conn, ids, a.filter, first=a.page.first, after=a.page.after
-                ),
-            ),
-            neighbours=paged(
-                pool,
-                lambda conn, ids, a: edges.neighbours(
-                    conn, ids, a.direction, first=a.page.first, after=a.page.after
-                ),
-            ),
-            blast_radius=paged(
-                pool,
-                lambda conn, ids, a: edges.blast_radius(
-                    conn,
-                    ids,
-                    a.direction,
-                    limits=walks,
-                    max_depth=a.max_depth,
-                    first=a.page.first,
-                    after=a.page.after,
-                    rows=a.rows,
-                ),
+        )
+
+    @cached_property
+    def blast_radius(self) -> DataLoader[tuple[ResourceKey, Blast], Any]:
+        return paged(
+            self.pool,
+            lambda conn, ids, a: edges.blast_radius(
+                conn,
+                ids,
+                a.direction,
+                limits=self.walks,
+                max_depth=a.max_depth,
+                first=a.page.first,
+                after=a.page.after,
+                rows=a.rows,
             ),
         )

@@ -52,7 +52,7 @@ class GraphQuery:
     ) -> Connection[State]:
         args = page_args(first, after, queries.STATE_KEY)
         f = filter or StateFilter()
-        page = await info.context.read(
+        page = await info.context.with_conn(
             queries.list_states,
             first=args.first,
             after=args.after,
@@ -63,7 +63,7 @@ class GraphQuery:
 
     @strawberry.field
     async def state(self, info: Info, name: str) -> State | None:
-        r = await info.context.read(queries.state_by_name, name)
+        r = await info.context.with_conn(queries.state_by_name, name)
         return state_of(r) if r else None
 
     @strawberry.field(
@@ -78,7 +78,7 @@ class GraphQuery:
         filter: ResourceFilter | None = None,
     ) -> Connection[Resource]:
         args = page_args(first, after, resources.RESOURCE_KEY)
-        page = await info.context.read(
+        page = await info.context.with_conn(
             resources.search_resources,
             graph_filter(filter),
             first=args.first,
@@ -93,7 +93,7 @@ class GraphQuery:
     async def inventory(
         self, info: Info, group_by: InventoryGroup, filter: ResourceFilter | None = None
     ) -> list[InventoryEntry]:
-        records = await info.context.read(inventory.inventory, group_by, graph_filter(filter))
+        records = await info.context.with_conn(inventory.inventory, group_by, graph_filter(filter))
         return [InventoryEntry(key=r["key"], count=r["count"]) for r in records]
 
     @strawberry.field(
@@ -116,10 +116,13 @@ class GraphQuery:
         if serial is None and after is not None:
             serial = decode_cursor(after, edges.BLAST_KEY)[0]  # the version it started on
         [root] = resources_of(
-            [await info.context.read(resources.find_resource, state, address, serial)]
+            [await info.context.with_conn(resources.find_resource, state, address, serial)]
         )
         arguments = {"direction": direction, "maxDepth": max_depth, "first": first, "after": after}
-        return await resolve(info, root, RESOURCE_LISTS["blastRadius"], arguments, RESOURCE_LISTS)
+        found: Connection[BlastRadiusNode] = await resolve(
+            info, root, RESOURCE_LISTS["blastRadius"], arguments, RESOURCE_LISTS
+        )
+        return found
 
     @strawberry.field(description="The audit trail, newest first: of one state, or of all.")
     async def events(
@@ -130,7 +133,7 @@ class GraphQuery:
         after: AfterArg = None,
     ) -> Connection[Event]:
         args = page_args(first, after, events.EVENT_KEY)
-        pages = await info.context.read(
+        pages = await info.context.with_conn(
             events.list_events,
             [state] if state is not None else None,
             first=args.first,

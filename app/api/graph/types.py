@@ -10,11 +10,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 import strawberry
 from strawberry import relay
+from strawberry.dataloader import DataLoader
 from strawberry.scalars import JSON
 
 from app.api.context import Info
@@ -29,19 +30,28 @@ from app.api.pagination import (
     page_args,
 )
 from app.api.prefetch import ListField, Lists, prefetch_below, resolve
+from app.db import Row
 from app.errors import BadInput
 from app.graph import diff as graph_diff
 from app.graph import edges, events, inventory, queries, resources
 from app.paging import Page
 
-StateKind = strawberry.enum(queries.StateKind, description="Who writes the state.")
-ResourceMode = strawberry.enum(resources.Mode, name="ResourceMode")
-Direction = strawberry.enum(
-    edges.Direction,
+# The domain's enums, registered with Strawberry in place (the call form returns the same
+# class, which the annotations name directly so that type checkers see a class).
+StateKind = queries.StateKind
+ResourceMode = resources.Mode
+Direction = edges.Direction
+InventoryGroup = inventory.GroupBy
+strawberry.enum(StateKind, description="Who writes the state.")
+strawberry.enum(ResourceMode, name="ResourceMode")
+strawberry.enum(
+    Direction,
     description="DEPENDENTS: what depends on it (what breaks if it changes); "
     "DEPENDENCIES: what it depends on.",
 )
-InventoryGroup = strawberry.enum(inventory.GroupBy, name="InventoryGroup")
+strawberry.enum(InventoryGroup, name="InventoryGroup")
+N = TypeVar("N")
+K = TypeVar("K")
 
 
 def parse_id(value: str) -> UUID:
@@ -56,6 +66,18 @@ def parse_resource_id(value: str) -> resources.ResourceKey:
     serial range, and what it links to depends on the version)."""
     row_id, _, version_id = value.partition(":")
     return parse_id(row_id), parse_id(version_id)
+
+
+async def load_nodes(
+    loader: DataLoader[K, Any],
+    node_ids: Iterable[str],
+    build: Callable[[Any], N],
+    parse: Callable[[str], K],
+) -> list[N | None]:
+    """A node type's `resolve_nodes`: rows by parsed ID through its loader, each built
+    (None if there is no such row)."""
+    rows = await loader.load_many([parse(i) for i in node_ids])
+    return [build(row) if row else None for row in rows]
 
 
 @strawberry.input(description="Resources matching all the given fields.")
@@ -160,11 +182,10 @@ class Event(relay.Node):
     created_at: datetime
 
     @classmethod
-    async def resolve_nodes(
+    async def resolve_nodes(  # type: ignore[override]  # one signature for Node's overloads
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[Event | None]:
-        records = await info.context.graph.event.load_many([parse_id(i) for i in node_ids])
-        return [event_of(r) if r else None for r in records]
+        return await load_nodes(info.context.graph.event, node_ids, event_of, parse_id)
 
 
 @strawberry.type
@@ -229,11 +250,10 @@ class State(relay.Node):
         return connection(page, [event_of(r) for r in page.rows], after=after)
 
     @classmethod
-    async def resolve_nodes(
+    async def resolve_nodes(  # type: ignore[override]  # one signature for Node's overloads
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[State | None]:
-        records = await info.context.graph.state.load_many([parse_id(i) for i in node_ids])
-        return [state_of(r) if r else None for r in records]
+        return await load_nodes(info.context.graph.state, node_ids, state_of, parse_id)
 
 
 @strawberry.type
@@ -273,18 +293,18 @@ class StateVersion(relay.Node):
 
     @strawberry.field
     async def resource_count(self, info: Info) -> int:
-        return await info.context.graph.resource_count.load(self.version_id)
+        count: int = await info.context.graph.resource_count.load(self.version_id)
+        return count
 
     @strawberry.field(description="What changed from version `against` (a serial) to this one.")
     async def diff(self, info: Info, against: int) -> VersionDiff:
         return VersionDiff.of(await info.context.graph.diff.load((self.version_id, against)))
 
     @classmethod
-    async def resolve_nodes(
+    async def resolve_nodes(  # type: ignore[override]  # one signature for Node's overloads
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[StateVersion | None]:
-        records = await info.context.graph.version.load_many([parse_id(i) for i in node_ids])
-        return [version_of(r) if r else None for r in records]
+        return await load_nodes(info.context.graph.version, node_ids, version_of, parse_id)
 
 
 @strawberry.type
@@ -321,25 +341,45 @@ class Resource(relay.Node):
         "Sensitive values are null."
     )
     def attributes(self, path: list[str] | None = None) -> JSON | None:
-        return resources.attribute_value(self.raw_attributes, self.sensitive_attributes, path or ())
-
-    @strawberry.field(description="What it depends on, by address.")
-    def dependencies(
-        self, info: Info, first: FirstArg = DEFAULT_FIRST, after: AfterArg = None
-    ) -> Connection[Resource]:
-        arguments = {"first": first, "after": after}
-        return resolve(info, self, RESOURCE_LISTS["dependencies"], arguments, RESOURCE_LISTS)
-
-    @strawberry.field(description="What depends on it, by address.")
-    def dependents(
-        self, info: Info, first: FirstArg = DEFAULT_FIRST, after: AfterArg = None
-    ) -> Connection[Resource]:
-        arguments = {"first": first, "after": after}
-        return resolve(info, self, RESOURCE_LISTS["dependents"], arguments, RESOURCE_LISTS)
+        value: JSON | None = resources.attribute_value(
+            self.raw_attributes, self.sensitive_attributes, path or ()
+        )
+        return value
 
     @strawberry.field(
-        description="Every resource reachable from this one, once, at its shortest depth, "
-        "by depth then address. `totalCount` is the size of the whole blast radius."
+        description="What it depends on, by address. `direct`: only the edges no other "
+        "path implies (Terraform writes dependencies transitively closed)."
+    )
+    def dependencies(
+        self,
+        info: Info,
+        first: FirstArg = DEFAULT_FIRST,
+        after: AfterArg = None,
+        direct: bool = False,
+    ) -> Connection[Resource]:
+        arguments = {"first": first, "after": after, "direct": direct}
+        # the connection, or an awaitable of it (graphql-core awaits what resolvers return)
+        return resolve(info, self, RESOURCE_LISTS["dependencies"], arguments, RESOURCE_LISTS)  # type: ignore[no-any-return]
+
+    @strawberry.field(
+        description="What depends on it, by address. `direct`: only the edges no other "
+        "path implies (Terraform writes dependencies transitively closed)."
+    )
+    def dependents(
+        self,
+        info: Info,
+        first: FirstArg = DEFAULT_FIRST,
+        after: AfterArg = None,
+        direct: bool = False,
+    ) -> Connection[Resource]:
+        arguments = {"first": first, "after": after, "direct": direct}
+        # the connection, or an awaitable of it (graphql-core awaits what resolvers return)
+        return resolve(info, self, RESOURCE_LISTS["dependents"], arguments, RESOURCE_LISTS)  # type: ignore[no-any-return]
+
+    @strawberry.field(
+        description="Every resource reachable from this one, once, at its shortest depth "
+        "over direct edges (those no other path implies), by depth then address. "
+        "`totalCount` is the size of the whole blast radius."
     )
     def blast_radius(
         self,
@@ -350,15 +390,16 @@ class Resource(relay.Node):
         after: AfterArg = None,
     ) -> Connection[BlastRadiusNode]:
         arguments = {"direction": direction, "maxDepth": max_depth, "first": first, "after": after}
-        return resolve(info, self, RESOURCE_LISTS["blastRadius"], arguments, RESOURCE_LISTS)
+        # the connection, or an awaitable of it (graphql-core awaits what resolvers return)
+        return resolve(info, self, RESOURCE_LISTS["blastRadius"], arguments, RESOURCE_LISTS)  # type: ignore[no-any-return]
 
     @classmethod
-    async def resolve_nodes(
+    async def resolve_nodes(  # type: ignore[override]  # one signature for Node's overloads
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[Resource | None]:
-        keys = [parse_resource_id(i) for i in node_ids]
-        records = await info.context.graph.resource.load_many(keys)
-        return [resources_of([r])[0] if r else None for r in records]
+        return await load_nodes(
+            info.context.graph.resource, node_ids, _resource_of, parse_resource_id
+        )
 
     @property
     def key(self) -> resources.ResourceKey:
@@ -385,7 +426,8 @@ def _direction(value: Any) -> edges.Direction:
 def _hop_key(direction: edges.Direction) -> Callable[[Mapping[str, Any], frozenset[str]], Hop]:
     def key(arguments: Mapping[str, Any], selected: frozenset[str]) -> Hop:
         first, after = arguments.get("first"), arguments.get("after")
-        return Hop(direction, page_args(first, after, edges.NEIGHBOUR_KEY))
+        direct = bool(arguments.get("direct"))
+        return Hop(direction, page_args(first, after, edges.NEIGHBOUR_KEY), direct)
 
     return key
 
@@ -451,7 +493,7 @@ async def prefetch_resources(
     return found
 
 
-def state_of(r: Mapping[str, Any]) -> State:
+def state_of(r: Row) -> State:
     return State(
         id=str(r["state_id"]),
         state_id=r["state_id"],
@@ -462,7 +504,7 @@ def state_of(r: Mapping[str, Any]) -> State:
     )
 
 
-def version_of(r: Mapping[str, Any], state: State | None = None) -> StateVersion:
+def version_of(r: Row, state: State | None = None) -> StateVersion:
     return StateVersion(
         id=str(r["version_id"]),
         version_id=r["version_id"],
@@ -476,7 +518,11 @@ def version_of(r: Mapping[str, Any], state: State | None = None) -> StateVersion
     )
 
 
-def resources_of(records: Iterable[Mapping[str, Any]]) -> list[Resource]:
+def _resource_of(record: Row) -> Resource:
+    return resources_of([record])[0]
+
+
+def resources_of(records: Iterable[Row]) -> list[Resource]:
     """Resources of rows with RESOURCE_COLUMNS; rows of one version share its objects."""
     versions: dict[UUID, StateVersion] = {}
     built = []
@@ -507,7 +553,7 @@ def resources_of(records: Iterable[Mapping[str, Any]]) -> list[Resource]:
     return built
 
 
-def event_of(r: Mapping[str, Any]) -> Event:
+def event_of(r: Row) -> Event:
     return Event(
         id=str(r["id"]),
         state_name=r["state_name"],

@@ -17,12 +17,12 @@ class IacQuery:
     async def iac_state(
         self, info: Info, scope: str, system: str | None = None
     ) -> list[IacStateRow]:
-        return build_all(IacStateRow, await info.context.read(service.state, scope, system))
+        return build_all(IacStateRow, await info.context.with_conn(service.state, scope, system))
 
     @strawberry.field(
         description="A JSONL document of `system`'s resources in a scope (its slug), with refs "
         "for the unmanaged ones; it plans cleanly. Writes nothing."
     )
     async def export(self, info: Info, scope: str, system: str) -> str:
-        document = await info.context.read(service.export, scope, system)
+        document = await info.context.with_conn(service.export, scope, system)
         return document.decode()

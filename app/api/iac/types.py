@@ -95,6 +95,12 @@ class Plan:
         )
 
 
+async def _version(info: Info, name: str, serial: int) -> StateVersion:
+    state = await info.context.with_conn(queries.state_by_name, name)
+    row = await info.context.graph.version_at.load((state["state_id"], serial))
+    return version_of(row)
+
+
 @strawberry.type(description="An applied plan, recorded as a version of the IaC graph state.")
 class ApplyResult:
     state_name: str = strawberry.field(description='"iac:{scope slug}/{system}".')
@@ -107,9 +113,7 @@ class ApplyResult:
         "writes none: the current one). Follow it to resources, diff, events."
     )
     async def version(self, info: Info) -> StateVersion:
-        state = await info.context.read(queries.state_by_name, self.state_name)
-        row = await info.context.graph.version_at.load((state["state_id"], self.serial))
-        return version_of(row)
+        return await _version(info, self.state_name, self.serial)
 
     @classmethod
     def of(cls, applied: service.Applied) -> "ApplyResult":
@@ -119,6 +123,23 @@ class ApplyResult:
             plan=Plan.of(applied.plan),
             serial=applied.serial,
         )
+
+
+@strawberry.type(description="What a system let go of; the resources stay live, unmanaged.")
+class ReleaseResult:
+    state_name: str = strawberry.field(description='"iac:{scope slug}/{system}".')
+    released: list[str] = strawberry.field(
+        description="The released refs: those given, and the sub-resources of released tables."
+    )
+    serial: strawberry.Private[int]
+
+    @strawberry.field(description="The state's version recording the release.")
+    async def version(self, info: Info) -> StateVersion:
+        return await _version(info, self.state_name, self.serial)
+
+    @classmethod
+    def of(cls, released: service.Released) -> "ReleaseResult":
+        return cls(state_name=released.state_name, released=released.refs, serial=released.serial)
 
 
 @strawberry.type(description="Which live resource an IaC ref names (identity and time only).")

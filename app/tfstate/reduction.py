@@ -1,0 +1,128 @@
+"""Which dependency edges are direct: the transitive reduction of a state's graph (pure).
+
+Terraform writes each instance's `dependencies` transitively closed (c depends on
+b on a is stored as c: [a, b]), so every declared edge is kept (the seed: edges
+and `dependencies_raw` agree) and the ones no other declared path implies are
+marked direct. Depth and paths follow direct edges (app/graph/edges.py).
+
+Exact for any graph: cycles are strongly connected components (Tarjan), whose
+inner edges are all direct; between components, an edge u -> v is direct unless
+v's component is reachable from another successor of u's. Reachability is kept
+as one bitset (a Python int) per component, built sinks first. Its memory grows
+with the square of the components, so past EXACT_LIMIT components the rule takes
+one step instead (u -> v is implied when u depends on some w that depends on v),
+which is the same on Terraform's closed dependencies and may keep a few implied
+edges elsewhere.
+"""
+
+from collections.abc import Sequence
+
+from app.jsonutil import gc_paused
+
+Edge = tuple[int, int]
+
+# 30,000 components: at most 56 MB of bitsets (n^2 / 16 bytes).
+EXACT_LIMIT = 30_000
+
+
+def direct_edges(nodes: int, edges: Sequence[Edge]) -> set[Edge]:
+    """The edges of `edges` (pairs of node numbers below `nodes`) that are direct."""
+    # Many small containers: with a parsed state alive, GC passes would walk it over and over.
+    with gc_paused():
+        return _direct_edges(nodes, edges)
+
+
+def _direct_edges(nodes: int, edges: Sequence[Edge]) -> set[Edge]:
+    successors: list[list[int]] = [[] for _ in range(nodes)]
+    for a, b in edges:
+        successors[a].append(b)
+    component, count = _components(nodes, successors)
+    # the components each component has an edge to
+    next_components: list[set[int]] = [set() for _ in range(count)]
+    for a, b in edges:
+        if component[a] != component[b]:
+            next_components[component[a]].add(component[b])
+    implied = _reached(next_components) if count <= EXACT_LIMIT else _one_step(next_components)
+    return {
+        (a, b)
+        for a, b in edges
+        if component[a] == component[b] or component[b] not in implied[component[a]]
+    }
+
+
+class _Bits:
+    """A set of component numbers as one int: `in` tests a bit."""
+
+    __slots__ = ("bits",)
+
+    def __init__(self, bits: int) -> None:
+        self.bits = bits
+
+    def __contains__(self, member: int) -> bool:
+        return bool(self.bits >> member & 1)
+
+
+def _reached(next_components: list[set[int]]) -> list[_Bits]:
+    """What each component reaches through its successors (exact)."""
+    reach: list[int] = []  # what each component reaches, itself excluded
+    implied: list[_Bits] = []
+    # Tarjan numbers components sinks first: every successor is done before its source
+    for successors in next_components:
+        through = own = 0
+        for d in successors:
+            through |= reach[d]
+            own |= 1 << d
+        reach.append(through | own)
+        implied.append(_Bits(through))
+    return implied
+
+
+def _one_step(next_components: list[set[int]]) -> list[set[int]]:
+    """What each component reaches in two steps: on a closed graph, all it reaches
+    through its successors."""
+    return [
+        set().union(*(next_components[d] for d in successors)) for successors in next_components
+    ]
+
+
+def _components(nodes: int, successors: list[list[int]]) -> tuple[list[int], int]:
+    """Tarjan's strongly connected components, iteratively (graphs are deep): the
+    component of each node, numbered in the order found (sinks first), and the count."""
+    index = [-1] * nodes
+    low = [0] * nodes
+    component = [-1] * nodes
+    stack: list[int] = []
+    on_stack = [False] * nodes
+    counter = count = 0
+    for root in range(nodes):
+        if index[root] != -1:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, child = work.pop()
+            if child == 0:
+                index[node] = low[node] = counter
+                counter += 1
+                stack.append(node)
+                on_stack[node] = True
+            else:
+                low[node] = min(low[node], low[successors[node][child - 1]])
+            while child < len(successors[node]):
+                nxt = successors[node][child]
+                if index[nxt] == -1:
+                    work.append((node, child + 1))
+                    work.append((nxt, 0))
+                    break
+                if on_stack[nxt]:
+                    low[node] = min(low[node], index[nxt])
+                child += 1
+            else:
+                if low[node] == index[node]:
+                    while True:
+                        member = stack.pop()
+                        on_stack[member] = False
+                        component[member] = count
+                        if member == node:
+                            break
+                    count += 1
+    return component, count
