@@ -236,7 +236,7 @@ def states(prefix: str | None, as_json: bool) -> None:
 
 PRUNE = """mutation($states: String!, $keepLast: Int!, $keepDays: Float) {
   prune(states: $states, keepLast: $keepLast, keepDays: $keepDays) {
-    state serials resources edges outputs } }"""
+    state serials resources edges outputs chunks } }"""
 
 
 @main.command(
@@ -255,7 +255,8 @@ def prune(states: str, keep_last: int, keep_days: float | None, as_json: bool) -
     for state in pruned:
         click.echo(
             f"{state['state']}: pruned serials {', '.join(map(str, state['serials']))} "
-            f"({state['resources']} resources, {state['edges']} edges, {state['outputs']} outputs)"
+            f"({state['resources']} resources, {state['edges']} edges, "
+            f"{state['outputs']} outputs, {state['chunks']} chunks)"
         )
     if not pruned:
         click.echo(f"nothing to prune in states matching {states!r}")

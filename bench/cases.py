@@ -512,12 +512,10 @@ async def state_get_case(env: Env) -> Result:
         sizes.append(len(_ok(await env.http.get(f"/states/{BIG_STATE}")).content))
 
     async def baseline() -> None:
+        # the same bytes stored whole and uncompressed (as versions were before
+        # migrations/0009): the big import's baseline wrote them
         async with env.pool.acquire() as conn:
-            raw = await conn.fetchval(
-                """SELECT v.raw_state FROM states s JOIN state_versions v ON v.state_id = s.id
-                   WHERE s.name = $1 ORDER BY v.serial DESC LIMIT 1""",
-                BIG_STATE,
-            )
+            raw = await conn.fetchval("SELECT raw_state FROM bare_versions LIMIT 1")
         sizes.append(len(raw))
 
     cand, base = await alternate(candidate, baseline, env.size.runs)
@@ -664,11 +662,12 @@ async def plan_case(env: Env) -> Result:
 # --- history: versions share what did not change ---------------------------------------
 
 
-def _changed(document: dict[str, Any], serial: int) -> bytes:
-    """`document` at `serial` with one attribute of one instance changed (the
-    instance picked by the serial, so each version changes another one)."""
+def _changed(document: dict[str, Any], serial: int, resource: int | None = None) -> bytes:
+    """`document` at `serial` with one attribute of one instance changed: of `resource`
+    (an index), else of one picked by the serial (each version changes another one)."""
     resources = document["resources"]
-    instance = resources[(serial * 7919) % len(resources)]["instances"][0]
+    index = (serial * 7919) % len(resources) if resource is None else resource
+    instance = resources[index]["instances"][0]
     instance["attributes"]["size"] = serial
     return dumps({**document, "serial": serial})
 
@@ -726,7 +725,8 @@ async def storage_case(env: Env) -> Result:
     _ok(await env.http.post("/states/bench/history", content=dumps(document)))
     first = await _database_bytes(env) - empty
     versions = env.size.history_versions
-    bodies = [_changed(document, serial) for serial in range(2, 2 + versions)]
+    # always the same instance: its history is then one entry a version (history_case)
+    bodies = [_changed(document, serial, HISTORY_RESOURCE) for serial in range(2, 2 + versions)]
     growth = []
     started = time.perf_counter()
     for body in bodies:
@@ -756,6 +756,73 @@ async def storage_case(env: Env) -> Result:
     )
 
 
+HISTORY_RESOURCE = 100  # the instance storage_case changes in every version
+
+_DIFF_QUERY = """query($state: String!, $against: Int!) {
+  state(name: $state) { currentVersion { serial
+    diff(against: $against) { added removed changed { address changes { path } } } } } }"""
+
+
+async def diff_case(env: Env) -> Result:
+    """The diff of the last two versions storage_case wrote (one change apart)."""
+    latest = 1 + env.size.history_versions
+    changed: list[Any] = []
+
+    async def candidate() -> None:
+        data = await graphql(env, _DIFF_QUERY, state="bench/history", against=latest - 1)
+        changed[:] = data["state"]["currentVersion"]["diff"]["changed"]
+
+    seconds, _ = await alternate(candidate, None, env.size.runs)
+    if len(changed) != 1:
+        raise BenchError(f"diff: {len(changed)} changed resources, not 1")
+    return Result(
+        "diff",
+        f"diff of two versions one change apart ({env.size.import_instances:,} instances)",
+        "(absolute)",
+        seconds,
+        None,
+        "< 50 ms",
+        seconds < 0.05,
+        env.size.runs,
+    )
+
+
+_HISTORY_QUERY = """query($state: String!, $address: String!) {
+  resources(filter: {state: $state, address: $address}) { edges { node {
+    history(first: 1000) { totalCount edges { node { serial change attributes { path } } } }
+  } } } }"""
+
+
+async def history_case(env: Env) -> Result:
+    """The history of the instance storage_case changed in every version."""
+    document = generate_state(env.size.import_instances, seed=1)
+    resource = document["resources"][HISTORY_RESOURCE]
+    module = f"{resource['module']}." if "module" in resource else ""
+    key = resource["instances"][0].get("index_key")
+    index = "" if key is None else f"[{key}]" if isinstance(key, int) else f'["{key}"]'
+    address = f"{module}{resource['type']}.{resource['name']}{index}"
+    total = 0
+
+    async def candidate() -> None:
+        nonlocal total
+        data = await graphql(env, _HISTORY_QUERY, state="bench/history", address=address)
+        total = data["resources"]["edges"][0]["node"]["history"]["totalCount"]
+
+    seconds, _ = await alternate(candidate, None, env.size.runs)
+    if total != env.size.history_versions + 1:
+        raise BenchError(f"history: {total} entries, not {env.size.history_versions + 1}")
+    return Result(
+        "history",
+        f"a resource's history of {total} versions via GraphQL",
+        "(absolute)",
+        seconds,
+        None,
+        "< 50 ms",
+        seconds < 0.05,
+        env.size.runs,
+    )
+
+
 IMPORT_GROUP = (import_case,)
 BIG_GROUP = (
     big_import_case,
@@ -767,7 +834,7 @@ BIG_GROUP = (
 )
 LOCK_GROUP = (locks_case,)
 PLAN_GROUP = (plan_case,)
-HISTORY_GROUP = (change_case, storage_case)
+HISTORY_GROUP = (change_case, storage_case, diff_case, history_case)
 GROUPS = {
     "import": IMPORT_GROUP,
     "big": BIG_GROUP,

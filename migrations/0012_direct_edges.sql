@@ -10,3 +10,7 @@ ALTER TABLE resource_dependencies
     ADD COLUMN direct boolean NOT NULL DEFAULT true,
     DROP CONSTRAINT resource_dependencies_pkey,
     ADD PRIMARY KEY (from_resource_id, to_resource_id, serial_from);
+
+-- Diffs and histories read the rows that began between two serials (the closed ones
+-- have their own index, resources_closed): the work follows the change.
+CREATE INDEX resources_opened ON resources (state_id, serial_from);

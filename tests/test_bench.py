@@ -24,10 +24,12 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
         "plan",
         "change",
         "storage",
+        "diff",
+        "history",
     }
     for result in results:
         assert result.candidate_s > 0
-        # every case has a same-run baseline but the absolute goals (plan, a kept blast-radius
-        # page) and storage (sizes)
-        absolute = ("plan", "blast radius, page", "storage")
+        # every case has a same-run baseline but the absolute goals (plan, diff, history, a
+        # kept blast-radius page) and storage (sizes)
+        absolute = ("plan", "storage", "diff", "history", "blast radius, page")
         assert (result.baseline_s is None) == (result.case in absolute)

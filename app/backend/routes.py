@@ -12,8 +12,7 @@ client; states are parsed off the event loop.
 
 import asyncio
 import base64
-from collections.abc import AsyncIterator, Awaitable, Callable
-from uuid import UUID
+from collections.abc import Awaitable, Callable
 
 import asyncpg
 from starlette.requests import ClientDisconnect, Request
@@ -24,15 +23,12 @@ from starlette.types import Receive, Scope, Send
 from app import db
 from app.auth import actor
 from app.backend.protocol import decode_state, lock_info, read_body, unlock_request
-from app.config import MIB
 from app.errors import AppError, BadInput, MethodNotAllowed, NotFound, Unavailable
-from app.graph import locks
-from app.graph.store import Written, current_raw, raw_slice
+from app.graph import locks, raw
+from app.graph.store import Written
 from app.http import error_response, json_response
 from app.jsonutil import gc_paused
 
-# States up to this size are read in one go; bigger ones stream in slices of it.
-RAW_CHUNK = 8 * MIB
 LOCK_INFO_LIMIT = 64 * 1024
 MAX_NAME_LENGTH = 512
 
@@ -55,27 +51,16 @@ def _lock_id(request: Request) -> str | None:
 
 async def get_state(request: Request, name: str) -> Response:
     async with db.connection(_pool(request)) as conn:
-        version = await current_raw(conn, name, RAW_CHUNK)
+        version = await raw.raw_version(conn, name)
     if version is None:
         raise NotFound(f"no state {name!r}")
-    headers = {"Content-MD5": base64.b64encode(version["raw_md5"]).decode()}
-    if version["raw"] is not None:
-        return Response(version["raw"], headers=headers, media_type="application/json")
-    headers["Content-Length"] = str(version["size"])
+    headers = {"Content-MD5": base64.b64encode(version.md5).decode()}
+    if version.body is not None:
+        return Response(version.body, headers=headers, media_type="application/json")
+    headers["Content-Length"] = str(version.size)
     return StreamingResponse(
-        _slices(_pool(request), version["id"], version["size"]),
-        headers=headers,
-        media_type="application/json",
+        raw.stream_raw(_pool(request), version), headers=headers, media_type="application/json"
     )
-
-
-async def _slices(pool: asyncpg.Pool, version_id: UUID, size: int) -> AsyncIterator[bytes]:
-    for offset in range(0, size, RAW_CHUNK):
-        async with db.connection(pool) as conn:  # not held while the client reads
-            chunk = await raw_slice(conn, version_id, offset, RAW_CHUNK)
-        if chunk is None:  # deleted meanwhile: cut the response short, visibly
-            raise RuntimeError(f"state version {version_id} was deleted while being sent")
-        yield chunk
 
 
 async def post_state(request: Request, name: str) -> Response:

@@ -7,7 +7,6 @@ from uuid import UUID
 import asyncpg
 
 from app.errors import AppError, BadInput, NotFound
-from app.graph.queries import valid_at
 from app.graph.sensitive import Path, overlaps, sensitive_paths
 
 
@@ -34,9 +33,14 @@ class VersionDiff:
 
 
 _MISSING = object()
-# A row of one of the two versions that the other holds too (the same row, shared).
-_AT_AGAINST = "r.serial_from <= o.serial AND (r.serial_to IS NULL OR r.serial_to > o.serial)"
-_AT_VERSION = "r.serial_from <= n.serial AND (r.serial_to IS NULL OR r.serial_to > n.serial)"
+# The rows that version `x` holds and version `y` does not: those that began after y
+# and up to x (x newer), or that ended after x and up to y (x older). Either range is
+# one index scan (resources_opened, resources_closed): the work follows the change.
+_ONLY_AT = """r.state_id = n.state_id AND r.serial_from <= {x}.serial
+    AND (r.serial_to IS NULL OR r.serial_to > {x}.serial)
+    AND (r.serial_from > {y}.serial OR r.serial_to <= {y}.serial)"""
+_ONLY_AT_VERSION = _ONLY_AT.format(x="n", y="o")
+_ONLY_AT_AGAINST = _ONLY_AT.format(x="o", y="n")
 
 # Per (version, against serial): the resources whose attributes differ, added or
 # removed, compared by address inside the database (JSONB equality). Rows are shared
@@ -57,10 +61,9 @@ _DIFF = f"""
                b.attributes AS old_attributes, a.attributes AS new_attributes,
                b.sensitive_attributes AS old_sensitive, a.sensitive_attributes AS new_sensitive
         FROM (SELECT id, address, attributes, sensitive_attributes FROM resources r
-              WHERE {valid_at("r", "n.state_id", "n.serial")} AND NOT ({_AT_AGAINST})) a
+              WHERE {_ONLY_AT_VERSION}) a
         FULL JOIN (SELECT id, address, attributes, sensitive_attributes FROM resources r
-                   WHERE {valid_at("r", "n.state_id", "o.serial")}
-                     AND NOT ({_AT_VERSION})) b ON a.address = b.address
+                   WHERE {_ONLY_AT_AGAINST}) b ON a.address = b.address
         WHERE a.id IS NULL OR b.id IS NULL OR a.attributes IS DISTINCT FROM b.attributes
     ) c ON o.id IS NOT NULL AND NOT (n.encrypted OR o.encrypted)
     ORDER BY k.version_id, k.against, c.address"""

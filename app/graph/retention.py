@@ -23,6 +23,7 @@ import asyncpg
 from app.errors import BadInput
 from app.graph.edges import forget_walks
 from app.graph.events import append_event
+from app.graph.raw import delete_unreferenced_chunks
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class Pruned:
     resources: int
     edges: int
     outputs: int
+    chunks: int  # raw-byte chunks no remaining version uses
 
 
 # The rows of `alias` (a resources, edges or outputs row) that a version of their state
@@ -134,7 +136,10 @@ async def prune_state(
         serials = sorted(r["serial"] for r in gone)
         counts = await conn.fetchrow(_DELETE_ORPHANS, state_id, serials[-1])
         await forget_walks(conn, state_id, serials)
-        result = Pruned(name, serials, counts["resources"], counts["edges"], counts["outputs"])
+        chunks = await delete_unreferenced_chunks(conn, state_id)
+        result = Pruned(
+            name, serials, counts["resources"], counts["edges"], counts["outputs"], chunks
+        )
         await append_event(
             conn,
             state_name=name,
@@ -149,10 +154,8 @@ async def prune_state(
                     "resources": result.resources,
                     "edges": result.edges,
                     "outputs": result.outputs,
+                    "chunks": result.chunks,
                 },
             },
         )
-    # The raw bytes go with their version rows today. At the merge of branch raw (shared
-    # chunks, app/graph/raw.py): call delete_unreferenced_chunks(conn, state_id) above,
-    # before the event, and count the chunks in Pruned and the event's detail.
     return result

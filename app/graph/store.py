@@ -17,6 +17,7 @@ from app.graph.edges import forget_walks
 from app.graph.events import append_event
 from app.graph.ids import time_ordered_ids
 from app.graph.queries import valid_at
+from app.graph.raw import save_raw
 from app.graph.retention import prune_state
 from app.jsonutil import JSON_NULL, gc_paused, loads
 from app.tfstate import (
@@ -168,14 +169,14 @@ async def _insert_version(
 ) -> UUID:
     return await conn.fetchval(
         """INSERT INTO state_versions
-               (state_id, serial, lineage, terraform_version, raw_state, raw_md5,
+               (state_id, serial, lineage, terraform_version, raw_chunks, raw_md5,
                 extra, omitted, created_by, resource_count, layout, encrypted)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id""",
         state_id,
         state.serial,
         state.lineage,
         state.terraform_version,
-        body,
+        await save_raw(conn, state_id, body),
         md5,
         state.extra,
         state.omitted,
@@ -491,33 +492,6 @@ async def export_state(
         serial=version["serial"],
     )
     return document
-
-
-async def current_raw(conn: asyncpg.Connection, name: str, inline: int) -> asyncpg.Record | None:
-    """The current version of state `name` as written: id, serial, size and MD5 of its
-    raw bytes, and the bytes themselves (`raw`) only when at most `inline` long; bigger
-    ones are read in slices with `raw_slice`, so no copy of a huge state is held whole
-    (raw_state is stored uncompressed, so a slice reads just its own TOAST chunks)."""
-    return await conn.fetchrow(
-        """SELECT v.id, v.serial, v.raw_md5, octet_length(v.raw_state) AS size,
-                  CASE WHEN octet_length(v.raw_state) <= $2 THEN v.raw_state END AS raw
-           FROM states s JOIN state_versions v ON v.state_id = s.id
-           WHERE s.name = $1 ORDER BY v.serial DESC LIMIT 1""",
-        name,
-        inline,
-    )
-
-
-async def raw_slice(
-    conn: asyncpg.Connection, version_id: UUID, offset: int, size: int
-) -> bytes | None:
-    """`size` raw bytes of a version from `offset` (0-based); None when the version is gone."""
-    return await conn.fetchval(
-        "SELECT substring(raw_state FROM $2 FOR $3) FROM state_versions WHERE id = $1",
-        version_id,
-        offset + 1,
-        size,
-    )
 
 
 async def delete_state(conn: asyncpg.Connection, state_id: UUID, name: str, *, actor: str) -> int:

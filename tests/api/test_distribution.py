@@ -19,7 +19,14 @@ from tests.graph.states import resource, state
 
 # The tables that grow with the states: distributed by state_id (with the kept blast-radius
 # walks, migration 0010).
-GRAPH_TABLES = {"resources", "resource_dependencies", "outputs", "blast_walks", "blast_walk_rows"}
+GRAPH_TABLES = {
+    "resources",
+    "resource_dependencies",
+    "outputs",
+    "raw_state_chunks",
+    "blast_walks",
+    "blast_walk_rows",
+}
 
 WORKLOAD_QUERY = """query($id: ID!) {
   states { edges { node { name currentVersion { serial resourceCount outputs { name value }

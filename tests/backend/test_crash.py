@@ -9,7 +9,7 @@ import asyncpg
 import httpx
 import pytest
 
-from app.backend.routes import RAW_CHUNK
+from app.graph.raw import PIECE_BYTES
 from tests.backend.conftest import http_client
 from tests.backend.helpers import versions
 from tests.graph.states import BUILTIN, resource, state
@@ -23,7 +23,7 @@ INSTANCES = 2000
 
 def big_state(serial: int, value: str) -> bytes:
     """Bigger than one GET slice, with many rows to write: items, each depending on the blob."""
-    filler = value * (RAW_CHUNK // len(value) + 1)
+    filler = value * (PIECE_BYTES // len(value) + 1)
     return state(
         [
             resource(

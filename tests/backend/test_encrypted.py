@@ -6,6 +6,7 @@ import json
 import pytest
 
 from app.errors import BadInput
+from app.graph.raw import raw_version
 from app.graph.store import export_state
 from tests.backend.helpers import assert_error, content_md5, events, lock_info, tf_state, versions
 from tests.backend.test_locks import lock, unlock
@@ -18,7 +19,7 @@ URL = f"/states/{NAME}"
 async def _history(conn) -> list[tuple[int, bool, bytes, int]]:
     """Each version's serial, encrypted flag, raw bytes and resource rows."""
     rows = await conn.fetch(
-        """SELECT v.serial, v.encrypted, v.raw_state,
+        """SELECT v.serial, v.encrypted,
                   (SELECT count(*) FROM resources r WHERE r.state_id = v.state_id
                    AND r.serial_from <= v.serial
                    AND (r.serial_to IS NULL OR r.serial_to > v.serial)) AS resources
@@ -26,7 +27,12 @@ async def _history(conn) -> list[tuple[int, bool, bytes, int]]:
            WHERE s.name = $1 ORDER BY v.serial""",
         NAME,
     )
-    return [(r["serial"], r["encrypted"], r["raw_state"], r["resources"]) for r in rows]
+    history = []
+    for r in rows:
+        raw = await raw_version(conn, NAME, r["serial"])
+        assert raw is not None
+        history.append((r["serial"], r["encrypted"], raw.body, r["resources"]))
+    return history
 
 
 async def test_an_encrypted_state_is_stored_and_served_byte_for_byte(client, conn) -> None:

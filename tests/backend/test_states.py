@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from app.backend.routes import RAW_CHUNK
+from app.graph.raw import PIECE_BYTES
 from tests.backend.conftest import MAX_STATE_BYTES
 from tests.backend.helpers import assert_error, content_md5, events, tf_state, versions
 
@@ -30,9 +30,9 @@ async def test_get_returns_the_bytes_as_written_with_their_md5(client) -> None:
 
 async def test_a_state_bigger_than_a_slice_streams_back_intact(client) -> None:
     # the value is in the attributes and the output: twice half a slice, and some
-    filler = "".join(f"{i:08x}" for i in range(RAW_CHUNK // 16 + 5000))
+    filler = "".join(f"{i:08x}" for i in range(PIECE_BYTES // 16 + 5000))
     body = tf_state(value=filler)
-    assert RAW_CHUNK < len(body) <= MAX_STATE_BYTES
+    assert PIECE_BYTES < len(body) <= MAX_STATE_BYTES
     assert (await client.post(URL, content=body)).status_code == 200
     got = await client.get(URL)
     assert got.headers["content-length"] == str(len(body))

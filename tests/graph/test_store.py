@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from app.errors import Conflict
+from app.graph.raw import raw_version
 from app.graph.store import delete_state, export_state, find_version, write_version
 from app.jsonutil import dumps
 from bench.generate import generate_state
@@ -61,14 +62,16 @@ async def test_export_is_rendered_from_the_rows_not_from_raw_state(conn) -> None
     )
     exported = await export_state(conn, "s", actor="test")
     assert exported["resources"][0]["instances"][0]["attributes"] == {"input": "changed"}
-    raw = await conn.fetchval("SELECT raw_state FROM state_versions")
-    assert json.loads(raw)["resources"][0]["instances"][0]["attributes"] == {"input": "a"}
+    raw = await raw_version(conn, "s")
+    assert raw is not None and raw.body is not None
+    assert json.loads(raw.body)["resources"][0]["instances"][0]["attributes"] == {"input": "a"}
 
 
 async def test_raw_state_is_kept_byte_for_byte(conn) -> None:
     body = b'{"version":4,  "serial":1,"lineage":"L",\n"resources":[]}'
     await write_version(conn, "s", body, actor="test")
-    assert await conn.fetchval("SELECT raw_state FROM state_versions") == body
+    raw = await raw_version(conn, "s")
+    assert raw is not None and raw.body == body
 
 
 async def test_serial_rules(conn) -> None:

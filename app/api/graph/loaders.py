@@ -11,7 +11,7 @@ from strawberry.dataloader import DataLoader
 from app.api.loaders import by_key, paged
 from app.api.pagination import PageArgs
 from app.config import Settings
-from app.graph import diff, edges, events, queries, resources
+from app.graph import diff, edges, events, history, queries, resources
 from app.graph.edges import Direction, WalkLimits
 from app.graph.resources import ResourceFilter, ResourceKey
 
@@ -117,6 +117,14 @@ class GraphLoaders:
             lambda conn, ids, a: edges.neighbours(
                 conn, ids, a.direction, first=a.page.first, after=a.page.after, direct=a.direct
             ),
+        )
+
+    @cached_property
+    def history(self) -> DataLoader[tuple[ResourceKey, PageArgs], Any]:
+        """Of a resource."""
+        return paged(
+            self.pool,
+            lambda conn, keys, a: history.histories(conn, keys, first=a.first, after=a.after),
         )
 
     @cached_property

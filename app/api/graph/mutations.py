@@ -16,6 +16,7 @@ class PrunedState:
     resources: int = strawberry.field(description="Resource rows no remaining version held.")
     edges: int
     outputs: int
+    chunks: int = strawberry.field(description="Raw-byte chunks no remaining version used.")
 
 
 @strawberry.type

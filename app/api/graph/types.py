@@ -34,6 +34,7 @@ from app.db import Row
 from app.errors import BadInput
 from app.graph import diff as graph_diff
 from app.graph import edges, events, inventory, queries, resources
+from app.graph import history as graph_history
 from app.paging import Page
 
 # The domain's enums, registered with Strawberry in place (the call form returns the same
@@ -134,6 +135,42 @@ class AttributeChange:
     new: JSON | None = strawberry.field(description="Null when absent or sensitive.")
     sensitive: bool
 
+    @classmethod
+    def of(cls, a: graph_diff.AttributeChange) -> AttributeChange:
+        return cls(path=list(a.path), old=a.old, new=a.new, sensitive=a.sensitive)
+
+
+HistoryChange = graph_history.Change
+strawberry.enum(HistoryChange, name="HistoryChange")
+
+
+@strawberry.type(description="A version in which a resource's address changed.")
+class HistoryEntry:
+    serial: int
+    change: HistoryChange
+    created_at: datetime | None = strawberry.field(
+        description="When the version was written (null when retention removed it)."
+    )
+    actor: str | None
+    attributes: list[AttributeChange] = strawberry.field(
+        description="CHANGED: the attribute paths that changed (sensitive values null)."
+    )
+    fields: list[str] = strawberry.field(
+        description="CHANGED: the instance's other fields that changed (status, "
+        "dependencies, private, ...), by name."
+    )
+
+    @classmethod
+    def of(cls, e: graph_history.HistoryEntry) -> HistoryEntry:
+        return cls(
+            serial=e.serial,
+            change=e.change,
+            created_at=e.created_at,
+            actor=e.actor,
+            attributes=[AttributeChange.of(c) for c in e.attributes],
+            fields=e.fields,
+        )
+
 
 @strawberry.type
 class ResourceChange:
@@ -159,12 +196,7 @@ class VersionDiff:
             changed=[
                 ResourceChange(
                     address=c.address,
-                    changes=[
-                        AttributeChange(
-                            path=list(a.path), old=a.old, new=a.new, sensitive=a.sensitive
-                        )
-                        for a in c.changes
-                    ],
+                    changes=[AttributeChange.of(a) for a in c.changes],
                 )
                 for c in d.changed
             ],
@@ -375,6 +407,17 @@ class Resource(relay.Node):
         arguments = {"first": first, "after": after, "direct": direct}
         # the connection, or an awaitable of it (graphql-core awaits what resolvers return)
         return resolve(info, self, RESOURCE_LISTS["dependents"], arguments, RESOURCE_LISTS)  # type: ignore[no-any-return]
+
+    @strawberry.field(
+        description="The versions in which this address changed, up to this resource's "
+        "version, newest first: created, changed (which attributes and fields), removed."
+    )
+    async def history(
+        self, info: Info, first: FirstArg = DEFAULT_FIRST, after: AfterArg = None
+    ) -> Connection[HistoryEntry]:
+        args = page_args(first, after, graph_history.HISTORY_KEY)
+        page = await info.context.graph.history.load((self.key, args))
+        return connection(page, [HistoryEntry.of(e) for e in page.rows], after=after)
 
     @strawberry.field(
         description="Every resource reachable from this one, once, at its shortest depth "
