@@ -26,6 +26,8 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
         "storage",
         "diff",
         "history",
+        "policies, write",
+        "policies, new",
     }
     for result in results:
         assert result.candidate_s > 0

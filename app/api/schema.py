@@ -15,15 +15,17 @@ from app.api.graph.queries import GraphQuery
 from app.api.iac.mutations import IacMutation
 from app.api.iac.queries import IacQuery
 from app.api.limits import EXTENSIONS
+from app.api.policies.mutations import PolicyMutation
+from app.api.policies.queries import PolicyQuery
 
 
 @strawberry.type
-class Query(GraphQuery, CatalogQuery, IacQuery):
+class Query(GraphQuery, CatalogQuery, IacQuery, PolicyQuery):
     pass
 
 
 @strawberry.type
-class Mutation(GraphMutation, CatalogMutation, IacMutation):
+class Mutation(GraphMutation, CatalogMutation, IacMutation, PolicyMutation):
     pass
 
 

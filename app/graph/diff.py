@@ -34,11 +34,16 @@ class VersionDiff:
 
 _MISSING = object()
 # The rows that version `x` holds and version `y` does not: those that began after y
-# and up to x (x newer), or that ended after x and up to y (x older). Either range is
-# one index scan (resources_opened, resources_closed): the work follows the change.
-_ONLY_AT = """r.state_id = n.state_id AND r.serial_from <= {x}.serial
-    AND (r.serial_to IS NULL OR r.serial_to > {x}.serial)
-    AND (r.serial_from > {y}.serial OR r.serial_to <= {y}.serial)"""
+# and up to x (x newer), or that ended after x and up to y (x older). Each is one range
+# of an index (resources_opened, resources_closed): the work follows the change.
+_ONLY_AT = """(
+    SELECT id, address, attributes, sensitive_attributes FROM resources r
+    WHERE r.state_id = n.state_id AND r.serial_from > {y}.serial
+      AND r.serial_from <= {x}.serial AND (r.serial_to IS NULL OR r.serial_to > {x}.serial)
+  UNION ALL
+    SELECT id, address, attributes, sensitive_attributes FROM resources r
+    WHERE r.state_id = n.state_id AND r.serial_to > {x}.serial
+      AND r.serial_to <= {y}.serial AND r.serial_from <= {x}.serial)"""
 _ONLY_AT_VERSION = _ONLY_AT.format(x="n", y="o")
 _ONLY_AT_AGAINST = _ONLY_AT.format(x="o", y="n")
 
@@ -60,10 +65,8 @@ _DIFF = f"""
                     ELSE 'changed' END AS change,
                b.attributes AS old_attributes, a.attributes AS new_attributes,
                b.sensitive_attributes AS old_sensitive, a.sensitive_attributes AS new_sensitive
-        FROM (SELECT id, address, attributes, sensitive_attributes FROM resources r
-              WHERE {_ONLY_AT_VERSION}) a
-        FULL JOIN (SELECT id, address, attributes, sensitive_attributes FROM resources r
-                   WHERE {_ONLY_AT_AGAINST}) b ON a.address = b.address
+        FROM {_ONLY_AT_VERSION} a
+        FULL JOIN {_ONLY_AT_AGAINST} b ON a.address = b.address
         WHERE a.id IS NULL OR b.id IS NULL OR a.attributes IS DISTINCT FROM b.attributes
     ) c ON o.id IS NOT NULL AND NOT (n.encrypted OR o.encrypted)
     ORDER BY k.version_id, k.against, c.address"""

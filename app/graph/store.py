@@ -13,6 +13,7 @@ from uuid import UUID
 import asyncpg
 
 from app.errors import BadInput, Conflict, NotFound
+from app.graph import policies
 from app.graph.edges import forget_walks
 from app.graph.events import append_event
 from app.graph.ids import time_ordered_ids
@@ -53,6 +54,8 @@ class Written:
     version_id: UUID
     serial: int
     created: bool  # False when the very same body was already stored at that serial
+    # the policy violations the write opened and resolved
+    violations: tuple[policies.Finding, ...] = ()
 
 
 async def ensure_state(conn: asyncpg.Connection, name: str, kind: str = "terraform") -> UUID:
@@ -153,10 +156,19 @@ async def write_version(
                 **(detail or {}),
             },
         )
+        found = await policies.check_write(
+            conn,
+            state_id,
+            name,
+            state.serial,
+            inserted=changes.inserted,
+            closed=changes.closed,
+            actor=actor,
+        )
         # Inside the write's transaction: under the lock it already holds, and no reader
         # ever sees more than keep_last versions (INFRAGRAPH_PRUNE_KEEP_LAST).
         await prune_state(conn, state_id, name, keep_last, actor=actor)
-    return Written(state_id, version_id, state.serial, created=True)
+    return Written(state_id, version_id, state.serial, created=True, violations=tuple(found))
 
 
 async def _insert_version(
@@ -189,11 +201,14 @@ async def _insert_version(
 
 @dataclass(frozen=True)
 class RowChanges:
-    """What a write did to the rows of the current version (instances by address)."""
+    """What a write did to the rows of the current version (instances by address), and
+    the ids of the rows it inserted (added or changed) and closed (removed or replaced)."""
 
     added: int
     changed: int
     removed: int
+    inserted: list[UUID]
+    closed: list[UUID]
 
     def summary(self) -> dict[str, int]:
         return {"added": self.added, "changed": self.changed, "removed": self.removed}
@@ -255,7 +270,9 @@ async def _write_rows(
         )
     await _write_edges(conn, state_id, version_id, state, row_ids, {p for p, _ in new_rows}, closed)
     await _write_outputs(conn, state_id, version_id, state)
-    return RowChanges(len(new_rows) - changed, changed, len(closed) - changed)
+    return RowChanges(
+        len(new_rows) - changed, changed, len(closed) - changed, new_ids, list(closed)
+    )
 
 
 async def _write_edges(
@@ -503,6 +520,7 @@ async def delete_state(conn: asyncpg.Connection, state_id: UUID, name: str, *, a
         """WITH edges AS (DELETE FROM resource_dependencies WHERE state_id = $1),
                 rows AS (DELETE FROM resources WHERE state_id = $1),
                 outs AS (DELETE FROM outputs WHERE state_id = $1),
+                viol AS (DELETE FROM policy_violations WHERE state_id = $1),
                 gone AS (DELETE FROM states WHERE id = $1)
            SELECT count(*) FROM state_versions WHERE state_id = $1""",
         state_id,

@@ -14,6 +14,7 @@ from typing import Any
 
 from app.iac.fields import redact
 from app.iac.model import qualify
+from app.iac.plan import Plan
 from app.iac.state import StateRow
 from app.jsonutil import dumps
 from app.tfstate import NormalizedState, parse_state
@@ -21,6 +22,10 @@ from app.tfstate import NormalizedState, parse_state
 
 def state_name(scope_slug: str, system: str) -> str:
     return f"iac:{scope_slug}/{system}"
+
+
+def provider_of(system: str) -> str:
+    return f'provider["infragraph/iac/{system}"]'
 
 
 def _references(row: StateRow, table_refs: Mapping[str, str]) -> list[tuple[str, str]]:
@@ -68,7 +73,7 @@ def graph_state(
                 "mode": "managed",
                 "type": row.resource_type,
                 "name": row.ref,
-                "provider": f'provider["infragraph/iac/{system}"]',
+                "provider": provider_of(system),
                 "instances": [instance],
             }
         )
@@ -82,3 +87,33 @@ def graph_state(
         for instance, row in zip(state.instances, ordered, strict=True)
     ]
     return body, state
+
+
+def planned_instances(plan: Plan, rows: Sequence[StateRow]) -> list[dict[str, Any]]:
+    """The instances (address, type, provider, attributes) of the resources `plan`
+    declares present, and of the undeclared ones that follow a renamed table, as an
+    apply would write them to the system's graph state (see `graph_state`), as far as a
+    plan knows them: a resource it creates has no ID yet (null)."""
+    tables = {
+        r.ref: r.resource_id for r in rows if r.system == plan.system and r.resource_type == "table"
+    }
+    tables.update({s.ref: s.live_id for s in plan.steps if s.kind == "table" and s.live_id})
+    planned: list[tuple[str, str, Mapping[str, Any], str | None, str | None]] = [
+        (ref, row.resource_type, row.last_applied_spec, row.resource_id, row.table_id)
+        for row, ref in plan.follows
+    ]
+    for step in plan.steps:
+        line = step.line
+        if line is None or line.absent or step.action in ("delete", "orphaned"):
+            continue
+        table_id = step.live_id if step.kind == "table" else tables.get(line.table or "")
+        planned.append((step.ref, step.kind, step.remembered, step.live_id, table_id))
+    return [
+        {
+            "address": address,
+            "type": kind,
+            "provider": provider_of(plan.system),
+            "attributes": {**redact(spec), "id": resource_id, "table_id": table_id},
+        }
+        for address, kind, spec, resource_id, table_id in planned
+    ]

@@ -43,6 +43,7 @@ from typing import Any, Final
 from app.catalog.kinds import RESOURCE_KINDS
 from app.catalog.schema import REF
 from app.catalog.values import check_value
+from app.graph.policies import Finding
 from app.iac.exactjson import canonical
 from app.iac.export import generated_ref
 from app.iac.fields import (
@@ -128,6 +129,8 @@ class Plan:
     records: tuple[RecordStep, ...] = field(default=(), repr=False, compare=False)
     # undeclared state rows of a renamed table's sub-resources, with their new refs
     follows: tuple[tuple[StateRow, str], ...] = field(default=(), repr=False, compare=False)
+    # the policy violations applying it would open (filled by the service, not hashed)
+    violations: tuple[Finding, ...] = field(default=(), compare=False)
 
     @property
     def changes_anything(self) -> bool:

@@ -8,6 +8,7 @@ reviewed one; then live changes, records, state rows, server-owned settings and 
 graph version commit together or not at all.
 """
 
+import dataclasses
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -20,12 +21,12 @@ from app.catalog.scopes import scope_by_slug
 from app.catalog.snapshot import load_scope_snapshot
 from app.config import Settings
 from app.errors import AppError, BadInput, Conflict, NotFound, StalePlan
-from app.graph import store
+from app.graph import policies, store
 from app.graph.events import append_event
 from app.iac.apply import apply_plan
 from app.iac.document import parse_document
 from app.iac.export import export_scope
-from app.iac.graph import graph_state, state_name
+from app.iac.graph import graph_state, planned_instances, state_name
 from app.iac.model import Document, DocumentError
 from app.iac.plan import Plan, PlanError, make_plan, record_tables
 from app.iac.state import StateRow, public_view, replace_rows, rows_of
@@ -76,13 +77,19 @@ async def plan(
     max_bytes: int = Settings.max_document_bytes,
     secret_key: str | None = None,
 ) -> Plan:
-    """`secret_key`: INFRAGRAPH_SECRET_KEY (None: the database's)."""
+    """The plan, with the policy violations applying it would open (those of enforced
+    policies will refuse the apply). `secret_key`: INFRAGRAPH_SECRET_KEY (None: the
+    database's)."""
     doc = _parse(document, max_bytes)
     key = await state_secret_key(conn, secret_key)
     async with conn.transaction(isolation="repeatable_read", readonly=True):
         scope_row = await scope_by_slug(conn, scope)
-        result, _ = await _plan(conn, scope_row["id"], doc, key)
-        return result
+        result, rows = await _plan(conn, scope_row["id"], doc, key)
+        if not result.changes_anything:  # its apply writes no graph version
+            return result
+        planned = planned_instances(result, rows)
+        found = await policies.preview(conn, state_name(scope, doc.system), planned)
+        return dataclasses.replace(result, violations=tuple(found))
 
 
 async def apply(
@@ -110,7 +117,7 @@ async def apply(
             )
         after = await apply_plan(conn, scope_id, fresh, rows)
         detail = {"scope": scope, "system": doc.system, "summary": fresh.summary}
-        name, serial = await _record(
+        name, serial, found = await _record(
             conn,
             scope,
             doc.system,
@@ -121,6 +128,7 @@ async def apply(
             fresh.changes_anything,
             keep_last=keep_last,
         )
+        policies.refuse_enforced(found)  # rolls the whole apply back
         return Applied(name, serial, fresh.summary, fresh)
 
 
@@ -142,10 +150,11 @@ async def _record(
     changed: bool,
     *,
     keep_last: int | None = None,
-) -> tuple[str, int]:
+) -> tuple[str, int, tuple[policies.Finding, ...]]:
     """The system's state rows after `action` as the next version of its graph state
     (an event on the current version when nothing changed; then the state pruned to its
-    last `keep_last` versions); (state name, serial)."""
+    last `keep_last` versions); (state name, serial, the policy violations it opened and
+    resolved)."""
     name = state_name(scope, system)
     state_id = await store.ensure_state(conn, name, "iac")
     current = await store.current_version(conn, state_id)
@@ -159,7 +168,7 @@ async def _record(
             serial=current["serial"],
             detail={**detail, "changed": False},
         )
-        return name, current["serial"]
+        return name, current["serial"], ()
     serial = current["serial"] + 1 if current else 1
     lineage = current["lineage"] if current else str(uuid.uuid4())
     body, state = graph_state(rows, serial=serial, lineage=lineage, system=system)
@@ -174,7 +183,7 @@ async def _record(
         detail=detail,
         keep_last=keep_last,
     )
-    return name, written.serial
+    return name, written.serial, written.violations
 
 
 @dataclass(frozen=True)
@@ -220,7 +229,7 @@ async def release(
         released = sorted(row.ref for row in gone)
         kept = [row for row in rows if row.ref not in released]
         detail = {"scope": scope, "system": system, "released": released}
-        name, serial = await _record(conn, scope, system, kept, actor, "release", detail, True)
+        name, serial, _ = await _record(conn, scope, system, kept, actor, "release", detail, True)
         return Released(name, serial, released)
 
 

@@ -24,6 +24,7 @@ GRAPH_TABLES = {
     "resource_dependencies",
     "outputs",
     "raw_state_chunks",
+    "policy_violations",
     "blast_walks",
     "blast_walk_rows",
 }
@@ -46,7 +47,11 @@ WORKLOAD_QUERY = """query($id: ID!) {
     edges { node { resource { address } } } }
   counted: blastRadius(state: "team/net", address: "aws_vpc.main", maxDepth: 4) { totalCount }
   node(id: $id) { ... on Resource { address dependents { totalCount } } }
+  violations(open: null) { totalCount edges { node { resource { address } } } }
+  ofState: violations(state: "team/net") { totalCount }
 }"""
+POLICY = """mutation { createPolicy(input: {name: "wide", resourceType: "aws_*",
+  condition: "$.cidr == \\"10.0.1.0/24\\" || exists($.id)"}) { name } }"""
 
 
 def _network(serial: int, subnets: int) -> bytes:
@@ -94,6 +99,7 @@ def _graph_statements(statements: list[str]) -> list[str]:
 
 async def test_every_graph_statement_names_the_state(client, conn, app, statements) -> None:
     headers = {"Content-Type": "application/json"}
+    await gql(client, POLICY)  # each write evaluates it
     for serial, subnets in ((1, 2), (2, 3)):
         response = await client.post("/states/team/net", content=_network(serial, subnets))
         assert response.status_code == 200, response.text
@@ -118,6 +124,7 @@ async def test_every_graph_statement_names_the_state(client, conn, app, statemen
         )
         plan = await service.plan(logged, "crm", document)
         await service.apply(logged, "crm", document, plan.hash, actor="test")
+    await gql(client, 'mutation { updatePolicy(input: {name: "wide", states: "team/*"}) { name } }')
     response = await client.delete("/states/team/net", headers=headers)
     assert response.status_code == 200, response.text
 

@@ -11,6 +11,7 @@ from strawberry.scalars import JSON
 
 from app.api.context import Info
 from app.api.graph.types import StateVersion, version_of
+from app.api.policies.types import PolicyFinding
 from app.graph import queries
 from app.iac import plan as iac_plan
 from app.iac import service
@@ -64,6 +65,10 @@ class Plan:
     summary: PlanSummary
     actions: list[PlanAction]
     warnings: list[str]
+    violations: list[PolicyFinding] = strawberry.field(
+        description="The policy violations applying it would open; one of an enforced policy "
+        "makes the apply refuse (POLICY_VIOLATION)."
+    )
 
     @classmethod
     def of(cls, plan: iac_plan.Plan) -> "Plan":
@@ -92,6 +97,7 @@ class Plan:
                 for a in plan.actions
             ],
             warnings=list(plan.warnings),
+            violations=[PolicyFinding.of(f) for f in plan.violations],
         )
 
 

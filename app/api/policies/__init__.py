@@ -1,0 +1,1 @@
+"""Policies in GraphQL: saved checks, their violations, and their management."""
