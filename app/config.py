@@ -72,6 +72,9 @@ class Settings:
     health_port: int | None = None
     secret_key: str | None = None  # IaC's key for hashes of secrets; None: the database's
     prune_keep_last: int | None = None  # None: keep every version
+    # kept blast-radius walks (app/graph/edges.py): rows in all, and age
+    blast_cache_rows: int = 5_000_000
+    blast_cache_seconds: int = 3600
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -103,4 +106,6 @@ class Settings:
             else None,
             secret_key=env.get("INFRAGRAPH_SECRET_KEY") or None,
             prune_keep_last=_keep_last(env.get("INFRAGRAPH_PRUNE_KEEP_LAST", "")),
+            blast_cache_rows=int(env.get("INFRAGRAPH_BLAST_CACHE_ROWS", 5_000_000)),
+            blast_cache_seconds=int(env.get("INFRAGRAPH_BLAST_CACHE_SECONDS", 3600)),
         )

@@ -45,12 +45,13 @@ Info = strawberry.Info[Context, None]
 
 def make_context(request: Request, response: Response) -> Context:
     pool: asyncpg.Pool = request.app.state.pool
+    settings: Settings = request.app.state.settings
     return Context(
         request=request,
         response=response,
         pool=pool,
-        settings=request.app.state.settings,
+        settings=settings,
         actor=getattr(request.state, "actor", ANONYMOUS),
-        graph=GraphLoaders(pool),
+        graph=GraphLoaders(pool, settings),
         catalog=CatalogLoaders(pool),
     )

@@ -1,6 +1,8 @@
-"""Walking the dependency edges: one hop (dependencies, dependents) and blast radius."""
+"""Walking the dependency edges: one hop (dependencies, dependents) and blast radius,
+whose walks are kept for the pages that follow (migration 0010)."""
 
 import enum
+from dataclasses import dataclass
 from uuid import UUID
 
 import asyncpg
@@ -25,7 +27,8 @@ DEFAULT_DEPTH = 10
 MAX_DEPTH = 50
 
 NEIGHBOUR_KEY = Keyset(("address",), (str,))
-BLAST_KEY = Keyset(("depth", "address"), (int, str))
+# A blast radius page row's key: the serial of the version walked, then the page order.
+BLAST_KEY = Keyset(("serial", "depth", "address"), (int, int, str))
 
 
 # The resources a statement starts from, `k`: (row id, version id) pairs and their
@@ -79,51 +82,175 @@ async def neighbours(
     return _by_key(pages_by_owner(records, first, NEIGHBOUR_KEY), keys)
 
 
-# One recursive CTE for all roots, breadth first over direct edges (Terraform's
-# dependencies are transitively closed: over every declared edge all depths would be
-# 1; the direct ones reach the same resources, app/tfstate/reduction.py): a row per
-# root per depth holds that level's resources (ids, addresses, paths: arrays) and
-# every resource seen so far, which the next level leaves out. So each resource is entered once, at
-# its shortest depth, cycles end, and the work is one visit per edge. Of the
-# shortest paths to a resource the smallest by addresses (COLLATE "C") is kept:
-# a path is one string, its addresses joined by \x01\x01 with their own \x01
-# bytes escaped as \x01\x02, which compares as the list of addresses does (the
-# separator sorts below any byte of an address). The smallest path to a level's
-# resource extends the smallest path to one of the level before: one min() each.
+# Blast radius: one recursive CTE for all roots, breadth first over direct edges
+# (Terraform's dependencies are transitively closed: over every declared edge all depths
+# would be 1; the direct ones reach the same resources, app/tfstate/reduction.py): a row
+# per root per depth holds that level's resources (ids, addresses, paths: arrays) and
+# every resource seen so far, which the next level leaves out. So each resource is
+# entered once, at its shortest depth, cycles end, and the work is one visit per edge.
+# Of the shortest paths to a resource the smallest by addresses (COLLATE "C") is kept:
+# a path is one string, its addresses joined by \x01\x01 with their own \x01 bytes
+# escaped as \x01\x02, which compares as the list of addresses does (the separator
+# sorts below any byte of an address). The smallest path to a level's resource extends
+# the smallest path to one of the level before: one min() each.
+#
+# The whole radius is walked for any page of it (its total, shortest depths and paths
+# need every resource), so a walk is kept (migration 0010) and every page reads its slice
+# by (depth, address): the first page walks, the next ones cost a page. A kept walk is
+# keyed by what decides its answer: the root's state and version serial (versions never
+# change), the root, direction, maxDepth and the edges followed (DIRECT_EDGES today).
+
+DIRECT_EDGES = "direct"  # the walk's edge kind: the edges no other path implies
+
+
+@dataclass(frozen=True)
+class WalkLimits:
+    """How many kept walks stay: `rows` in all (a walk counts its rows and one), none
+    older than `seconds`. Applied whenever a walk is kept: the oldest go first, but the
+    newest always stays (a bigger walk than `rows` would otherwise be walked per page)."""
+
+    rows: int
+    seconds: int
+
+
 _ESCAPED = r'''replace(r.address, E'\x01', E'\x01\x02') COLLATE "C"'''
-_EDGE_AT_ROOT = valid_at("d", "b.state_id", "b.serial")
-_BLAST = rf"""
-    WITH RECURSIVE bfs (root, state_id, serial, version_id, depth, ids, addresses, paths, seen)
-    AS (
-        SELECT k.ord, kv.state_id, kv.serial, k.version_id, 0, ARRAY[r.id],
-               ARRAY[r.address COLLATE "C"], ARRAY[{_ESCAPED}], ARRAY[r.id]
-        FROM {_KEYS} JOIN resources r ON r.id = k.id AND r.state_id = kv.state_id
+# The roots `k` (row id, version id) at their version `kv`, and their rows `r`.
+_ROOTS = """unnest($1::uuid[], $2::uuid[]) AS k (id, version_id)
+    JOIN state_versions kv ON kv.id = k.version_id
+    JOIN resources r ON r.id = k.id AND r.state_id = kv.state_id"""
+# The next resources `d` (d.id) from a resource `f` of the level before, at the root's version.
+_NEXT = f"""CROSS JOIN LATERAL (SELECT d.{{far}} AS id FROM resource_dependencies d
+                    WHERE d.{{near}} = f.id AND d.direct
+                      AND {valid_at("d", "b.state_id", "b.serial")}
+                    OFFSET 0) d
+    WHERE NOT EXISTS (SELECT FROM unnest(b.seen) AS s (id) WHERE s.id = d.id)"""
+_WALK = rf"""bfs (root_id, state_id, serial, depth, ids, addresses, paths, seen) AS (
+        SELECT k.id, kv.state_id, kv.serial, 0, ARRAY[r.id], ARRAY[r.address COLLATE "C"],
+               ARRAY[{_ESCAPED}], ARRAY[r.id]
+        FROM {_ROOTS} WHERE {{roots}}
       UNION ALL
-        SELECT b.root, b.state_id, b.serial, b.version_id, b.depth + 1, n.ids, n.addresses,
-               n.paths, b.seen || n.ids
+        SELECT b.root_id, b.state_id, b.serial, b.depth + 1, n.ids, n.addresses, n.paths,
+               b.seen || n.ids
         FROM bfs b CROSS JOIN LATERAL (
             SELECT array_agg(step.id) AS ids, array_agg(r.address COLLATE "C") AS addresses,
                    array_agg(step.path || E'\x01\x01' || {_ESCAPED}) AS paths
             FROM (SELECT d.id, min(f.path) AS path
-                  FROM unnest(b.ids, b.paths) AS f (id, path)
-                  CROSS JOIN LATERAL (SELECT d.{{far}} AS id FROM resource_dependencies d
-                                      WHERE d.{{near}} = f.id AND d.direct
-                                        AND {_EDGE_AT_ROOT}
-                                      OFFSET 0) d
-                  WHERE NOT EXISTS (SELECT FROM unnest(b.seen) AS s (id) WHERE s.id = d.id)
+                  FROM unnest(b.ids, b.paths) AS f (id, path) {_NEXT}
                   GROUP BY d.id) step
             CROSS JOIN LATERAL (SELECT r.address FROM resources r
                                 WHERE r.id = step.id AND r.state_id = b.state_id OFFSET 0) r
         ) n
         WHERE b.depth < $3 AND n.ids IS NOT NULL
-    )
-    SELECT b.root AS owner, x.id, b.state_id, b.version_id, b.depth, x.address, x.path
-    FROM bfs b CROSS JOIN LATERAL unnest(b.ids, b.addresses, b.paths) AS x (id, address, path)
+    )"""
+# The same walk for its size only: no addresses, no paths.
+_COUNT_WALK = f"""bfs (root_id, state_id, serial, depth, ids, seen) AS (
+        SELECT k.id, kv.state_id, kv.serial, 0, ARRAY[r.id], ARRAY[r.id]
+        FROM {_ROOTS} WHERE {{roots}}
+      UNION ALL
+        SELECT b.root_id, b.state_id, b.serial, b.depth + 1, n.ids, b.seen || n.ids
+        FROM bfs b CROSS JOIN LATERAL (
+            SELECT array_agg(step.id) AS ids
+            FROM (SELECT d.id FROM unnest(b.ids) AS f (id) {_NEXT} GROUP BY d.id) step
+        ) n
+        WHERE b.depth < $3 AND n.ids IS NOT NULL
+    )"""
+
+
+def walk_sql(direction: Direction, *, roots: str = "true", paths: bool = True) -> str:
+    """The walk, a CTE of WITH RECURSIVE: `bfs (root_id, state_id, serial, depth, ids,
+    addresses, paths, seen)`, a row per root per level, from the roots $1 (row ids) at $2
+    (version ids) that pass `roots` (a condition on `k`, `kv`) to depth $3; without
+    `paths`, only `bfs (root_id, state_id, serial, depth, ids, seen)`."""
+    near, far = _HOP[direction]
+    return (_WALK if paths else _COUNT_WALK).format(near=near, far=far, roots=roots)
+
+
+# A kept walk's key: `w` a blast_walks row, or the roots `k` at `kv` walked with $4
+# (direction), $3 (maxDepth), $5 (edge kind).
+_WALK_OF_ROOT = """w.state_id = kv.state_id AND w.serial = kv.serial AND w.root_id = k.id
+    AND w.direction = $4 AND w.max_depth = $3 AND w.edge_kind = $5"""
+# The key as one number, for an advisory lock: who walks a key, or expires its walk, holds it.
+_LOCK_KEY = "hashtextextended(concat_ws(' ', {}, {}, {}, {}, {}, {}), 0)"
+_ROOT_LOCK = _LOCK_KEY.format("kv.state_id", "kv.serial", "k.id", "$4::text", "$3::int", "$5::text")
+_WALK_LOCK = _LOCK_KEY.format(
+    "w.state_id", "w.serial", "w.root_id", "w.direction", "w.max_depth", "w.edge_kind"
+)
+
+# Waits until no one else walks these keys (in a fixed order: no deadlock between batches).
+_LOCK_ROOTS = f"""SELECT pg_advisory_xact_lock(lock) FROM unnest(ARRAY(
+    SELECT DISTINCT {_ROOT_LOCK}
+    FROM unnest($1::uuid[], $2::uuid[]) AS k (id, version_id)
+    JOIN state_versions kv ON kv.id = k.version_id ORDER BY 1)) AS lock"""
+# The roots still to walk once the locks are held: no walk kept for them (or, with $6, a
+# walk that only counted).
+_UNKEPT = f"NOT EXISTS (SELECT FROM blast_walks w WHERE {_WALK_OF_ROOT} AND (w.kept OR NOT $6))"
+# Keeps each root's walk: its size (and with $6 its rows). Rows exist for a walk that had
+# only counted: its key is taken over.
+_KEEP_WALKS = """sized AS (
+        SELECT root_id, state_id, serial,
+               coalesce(sum(cardinality(ids)) FILTER (WHERE depth > 0), 0)::int AS total
+        FROM bfs GROUP BY root_id, state_id, serial),
+    walks AS (
+        INSERT INTO blast_walks AS w
+            (state_id, serial, root_id, direction, max_depth, edge_kind, total, kept)
+        SELECT state_id, serial, root_id, $4, $3, $5, total, $6 FROM sized
+        ON CONFLICT (state_id, serial, root_id, direction, max_depth, edge_kind) DO UPDATE
+        SET total = EXCLUDED.total, kept = EXCLUDED.kept, created_at = EXCLUDED.created_at
+        RETURNING w.id, w.state_id, w.serial, w.root_id)"""
+_KEEP = f"""WITH RECURSIVE {{walk}}, {_KEEP_WALKS}
+    INSERT INTO blast_walk_rows (state_id, walk_id, depth, address, resource_id, path)
+    SELECT w.state_id, w.id, b.depth, x.address, x.id, x.path
+    FROM walks w
+    JOIN bfs b ON b.state_id = w.state_id AND b.serial = w.serial AND b.root_id = w.root_id
+    CROSS JOIN LATERAL unnest(b.ids, b.addresses, b.paths) AS x (id, address, path)
     WHERE b.depth > 0"""
+_KEEP_COUNT = f"WITH RECURSIVE {{walk}}, {_KEEP_WALKS} SELECT count(*) FROM walks"
+
 # A page row's path, back to its list of addresses.
 _PATH = r"""ARRAY(SELECT replace(e.address, E'\x01\x02', E'\x01')
     FROM unnest(string_to_array(p.path, E'\x01\x01')) WITH ORDINALITY AS e (address, n)
     ORDER BY e.n) AS path"""
+# Each root's kept walk (`total` NULL: none) and its page: at most $8 rows after ($6, $7).
+_PAGES = f"""
+    SELECT k.ord AS page_owner, kv.serial AS walk_serial, w.total, w.kept, p.rn, p.depth,
+           {_PATH}, {RESOURCE_COLUMNS}
+    FROM {_KEYS}
+    LEFT JOIN blast_walks w ON {_WALK_OF_ROOT}
+    LEFT JOIN LATERAL (
+        SELECT q.*, row_number() OVER () AS rn
+        FROM (SELECT x.resource_id AS id, x.state_id, k.version_id, x.depth, x.address, x.path
+              FROM blast_walk_rows x
+              WHERE x.state_id = w.state_id AND x.walk_id = w.id AND w.kept
+                AND (x.depth, x.address) > ($6, $7)
+              ORDER BY x.depth, x.address LIMIT $8) q
+    ) p ON true
+    {RESOURCE_JOINS}
+    ORDER BY k.ord, p.rn"""
+# Drops the walks past the limits that no one is walking (their lock free), with their
+# rows: older than $1 seconds, or past $2 rows from the newest (but the newest).
+_EXPIRE = f"""
+    WITH held AS (
+        SELECT w.*, sum(w.size) OVER (ORDER BY w.id DESC) AS upto
+        FROM (SELECT w.*, CASE WHEN w.kept THEN w.total ELSE 0 END + 1 AS size
+              FROM states s JOIN blast_walks w ON w.state_id = s.id) w),
+    old AS (
+        SELECT w.state_id, w.id FROM held w
+        WHERE CASE WHEN w.created_at < now() - make_interval(secs => $1)
+                        OR (w.upto > $2 AND w.upto > w.size)
+              THEN pg_try_advisory_xact_lock({_WALK_LOCK}) ELSE false END),
+    gone AS (DELETE FROM blast_walks w USING old
+             WHERE w.state_id = old.state_id AND w.id = old.id)
+    DELETE FROM blast_walk_rows x USING old
+    WHERE x.state_id = old.state_id AND x.walk_id = old.id"""
+
+
+def _check_depth(max_depth: int) -> None:
+    if max_depth < 1:
+        raise BadInput(f"maxDepth must be at least 1, got {max_depth}")
+    if max_depth > MAX_DEPTH:
+        raise LimitExceeded(
+            f"maxDepth must be at most {MAX_DEPTH}, got {max_depth}", {"max": MAX_DEPTH}
+        )
 
 
 async def blast_radius(
@@ -131,31 +258,69 @@ async def blast_radius(
     roots: list[ResourceKey],
     direction: Direction = Direction.DEPENDENTS,
     *,
+    limits: WalkLimits,
     max_depth: int = DEFAULT_DEPTH,
     first: int,
-    after: tuple[int, str] | None = None,
+    after: tuple[int, int, str] | None = None,
+    rows: bool = True,
 ) -> dict[ResourceKey, Page[asyncpg.Record]]:
     """Every resource reachable from each root at the root's version, once, at its
     shortest depth (1..max_depth), with one shortest path (root first, itself last):
-    by depth, then address."""
-    if max_depth < 1:
-        raise BadInput(f"maxDepth must be at least 1, got {max_depth}")
-    if max_depth > MAX_DEPTH:
-        raise LimitExceeded(
-            f"maxDepth must be at most {MAX_DEPTH}, got {max_depth}", {"max": MAX_DEPTH}
+    by depth, then address. A root with nothing in reach has no page.
+
+    `after` is a BLAST_KEY (serial, depth, address): the serial of the version it was
+    paged at, which must be the root's. `rows=False`: each radius' size only (its
+    page's total; no rows)."""
+    _check_depth(max_depth)
+    depth, address = (after[1], after[2]) if after else (0, "")  # (0, ""): before depth 1
+    key = (*_key_arrays(roots), max_depth, direction.value, DIRECT_EDGES)
+    page = (depth, address, first + 1 if rows else 0)
+    records = await conn.fetch(_PAGES, *key, *page)
+    unkept = _unkept(records, len(roots), rows=rows, serial=after and after[0])
+    if unkept:
+        walked = _key_arrays([roots[ord - 1] for ord in unkept])
+        keep = (_KEEP if rows else _KEEP_COUNT).format(
+            walk=walk_sql(direction, roots=_UNKEPT, paths=rows)
         )
-    near, far = _HOP[direction]
-    sql = paged_sql(
-        _BLAST.format(near=near, far=far),
-        order="depth, address",
-        after="($4::int IS NULL OR (depth, address) > ($4::int, $5::text))",
-        limit="$6",
-        select=f"p.depth, {_PATH}, {RESOURCE_COLUMNS}",
-        joins=RESOURCE_JOINS,
-        owner="1" if len(roots) == 1 else None,
+        async with conn.transaction():
+            await conn.execute(_LOCK_ROOTS, *walked, *key[2:])
+            await conn.execute(keep, *walked, *key[2:], rows)
+            records = await conn.fetch(_PAGES, *key, *page)
+            await conn.execute(_EXPIRE, limits.seconds, limits.rows)
+    counted = (r for r in records if r["total"])  # an empty radius: no page
+    return _by_key(pages_by_owner(counted, first, BLAST_KEY), roots)
+
+
+def _unkept(
+    records: list[asyncpg.Record], roots: int, *, rows: bool, serial: int | None
+) -> list[int]:
+    """The roots (1-based) whose walk is not kept (or with `rows`, only counted); a cursor
+    of another version than its root's is refused."""
+    found = {record["page_owner"]: record for record in records}
+    for record in found.values():
+        if serial is not None and record["walk_serial"] != serial:
+            raise BadInput(
+                f"the cursor pages the blast radius at serial {serial}, "
+                f"this resource is at serial {record['walk_serial']}: start again without it"
+            )
+    return [
+        ord
+        for ord in range(1, roots + 1)
+        if (r := found.get(ord)) is None or r["total"] is None or (rows and not r["kept"])
+    ]
+
+
+async def forget_walks(
+    conn: asyncpg.Connection, state_id: UUID, serials: list[int] | None = None
+) -> None:
+    """Drops the kept walks of a state (deleted), or of its versions at `serials` (pruned):
+    no one can page them any more."""
+    await conn.execute(
+        """WITH walks AS (DELETE FROM blast_walks
+                          WHERE state_id = $1 AND ($2::bigint[] IS NULL OR serial = ANY($2))
+                          RETURNING id)
+           DELETE FROM blast_walk_rows
+           WHERE state_id = $1 AND walk_id IN (SELECT id FROM walks)""",
+        state_id,
+        serials,
     )
-    after_depth, after_address = after or (None, None)
-    records = await conn.fetch(
-        sql, *_key_arrays(roots), max_depth, after_depth, after_address, first + 1
-    )
-    return _by_key(pages_by_owner(records, first, BLAST_KEY), roots)

@@ -21,6 +21,7 @@ from uuid import UUID
 import asyncpg
 
 from app.errors import BadInput
+from app.graph.edges import forget_walks
 from app.graph.events import append_event
 from app.graph.raw import delete_unreferenced_chunks
 
@@ -134,6 +135,7 @@ async def prune_state(
             return None
         serials = sorted(r["serial"] for r in gone)
         counts = await conn.fetchrow(_DELETE_ORPHANS, state_id, serials[-1])
+        await forget_walks(conn, state_id, serials)
         chunks = await delete_unreferenced_chunks(conn, state_id)
         result = Pruned(
             name, serials, counts["resources"], counts["edges"], counts["outputs"], chunks

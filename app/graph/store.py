@@ -14,6 +14,7 @@ import asyncpg
 
 from app.errors import BadInput, Conflict, NotFound
 from app.graph import policies
+from app.graph.edges import forget_walks
 from app.graph.events import append_event
 from app.graph.ids import time_ordered_ids
 from app.graph.queries import valid_at
@@ -513,7 +514,7 @@ async def export_state(
 async def delete_state(conn: asyncpg.Connection, state_id: UUID, name: str, *, actor: str) -> int:
     """Delete a state and its history; its events stay, by name. Returns how many
     versions went. The graph rows have no foreign keys (see migration 0005): they go
-    by state_id, then the state (its versions and lock cascade)."""
+    by state_id, then the state (its versions and lock cascade), and its kept walks."""
     versions = await conn.fetchval(
         # the count sees the snapshot from before the DELETEs in the same statement
         """WITH edges AS (DELETE FROM resource_dependencies WHERE state_id = $1),
@@ -524,6 +525,7 @@ async def delete_state(conn: asyncpg.Connection, state_id: UUID, name: str, *, a
            SELECT count(*) FROM state_versions WHERE state_id = $1""",
         state_id,
     )
+    await forget_walks(conn, state_id)
     await append_event(
         conn, state_name=name, action="delete", actor=actor, detail={"versions": versions}
     )

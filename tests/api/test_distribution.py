@@ -17,13 +17,16 @@ from app.iac import service
 from tests.api.conftest import gql
 from tests.graph.states import resource, state
 
-# The tables that grow with the states: distributed by state_id.
+# The tables that grow with the states: distributed by state_id (with the kept blast-radius
+# walks, migration 0010).
 GRAPH_TABLES = {
     "resources",
     "resource_dependencies",
     "outputs",
     "raw_state_chunks",
     "policy_violations",
+    "blast_walks",
+    "blast_walk_rows",
 }
 
 WORKLOAD_QUERY = """query($id: ID!) {
@@ -45,6 +48,7 @@ WORKLOAD_QUERY = """query($id: ID!) {
   perState: inventory(groupBy: STATE) { key count }
   blastRadius(state: "team/net", address: "aws_vpc.main", maxDepth: 5) { totalCount
     edges { node { resource { address } } } }
+  counted: blastRadius(state: "team/net", address: "aws_vpc.main", maxDepth: 4) { totalCount }
   node(id: $id) { ... on Resource { address dependents { totalCount } } }
   violations(open: null) { totalCount edges { node { resource { address } } } }
   ofState: violations(state: "team/net") { totalCount }

@@ -4,6 +4,8 @@ import copy
 import json
 from typing import Any
 
+from app.graph.edges import WalkLimits
+
 AWS = 'provider["registry.terraform.io/hashicorp/aws"]'
 BUILTIN = 'provider["terraform.io/builtin/terraform"]'
 # `sensitive_attributes` marking the `password` attribute
@@ -63,13 +65,15 @@ def state(
     ).encode()
 
 
-def chain_graph() -> bytes:
+def chain_graph(*, serial: int = 1, grown: bool = False) -> bytes:
     """The blast-radius fixture, resources named by letter (`terraform_data.<x>`).
 
     A diamond: b and c depend on r, d on b and c. A cycle: e depends on d,
     f on e, d on f. A 12-deep chain: k01 depends on r, k02 on k01, ... k12 on k11.
+    `grown`: and `a` depends on r (the first of r's blast radius).
     """
     deps: dict[str, list[str]] = {
+        **({"a": ["r"]} if grown else {}),
         "r": [],
         "b": ["r"],
         "c": ["r"],
@@ -90,7 +94,8 @@ def chain_graph() -> bytes:
                 depends_on=[f"terraform_data.{d}" for d in targets],
             )
             for name, targets in deps.items()
-        ]
+        ],
+        serial=serial,
     )
 
 
@@ -117,3 +122,7 @@ def shared_history() -> list[bytes]:
         change(document)
         versions.append(copy.deepcopy(document))
     return [json.dumps(v).encode() for v in versions]
+
+
+# What tests calling blast_radius directly keep of its walks (the server's come from Settings).
+WALK_LIMITS = WalkLimits(rows=1_000_000, seconds=3600)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from app.graph.edges import Direction, blast_radius
 from app.graph.store import write_version
-from tests.graph.states import BUILTIN, resource, state
+from tests.graph.states import BUILTIN, WALK_LIMITS, resource, state
 
 T = "terraform_data."
 # `\x01` and `\x02` are the path encoding's own bytes; "a" < "a_" < "ab" byte-wise.
@@ -99,7 +99,12 @@ async def test_blast_radius_is_the_breadth_first_reference(pool, graph, max_dept
         ):
             first = data.draw(st.integers(1, 12))
             pages = await blast_radius(
-                conn, [ids[r] for r in roots], direction, max_depth=max_depth, first=first
+                conn,
+                [ids[r] for r in roots],
+                direction,
+                max_depth=max_depth,
+                limits=WALK_LIMITS,
+                first=first,
             )
             for root in roots:
                 expected = reference(hops, root, max_depth)
@@ -110,7 +115,13 @@ async def test_blast_radius_is_the_breadth_first_reference(pool, graph, max_dept
             walked, after = [], None  # the first root's radius, page by page
             while True:
                 pages = await blast_radius(
-                    conn, [ids[roots[0]]], direction, max_depth=max_depth, first=first, after=after
+                    conn,
+                    [ids[roots[0]]],
+                    direction,
+                    max_depth=max_depth,
+                    limits=WALK_LIMITS,
+                    first=first,
+                    after=after,
                 )
                 page = pages.get(ids[roots[0]])
                 if page is None:

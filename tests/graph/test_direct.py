@@ -4,7 +4,7 @@ follow the versions."""
 from app.graph.edges import Direction, blast_radius, neighbours
 from app.graph.resources import find_resource
 from app.graph.store import write_version
-from tests.graph.states import BUILTIN, resource, state
+from tests.graph.states import BUILTIN, WALK_LIMITS, resource, state
 
 T = "terraform_data."
 
@@ -42,7 +42,7 @@ async def test_a_closed_chain_has_depth(conn) -> None:
         conn, "s", _graph({"a": [], "b": ["a"], "c": ["a", "b"], "d": ["a", "b", "c"]}), actor="t"
     )
     key = await _key(conn, "a")
-    page = (await blast_radius(conn, [key], first=10))[key]
+    page = (await blast_radius(conn, [key], limits=WALK_LIMITS, first=10))[key]
     assert [(r["address"], r["depth"], r["path"]) for r in page.rows] == [
         (T + "b", 1, [T + "a", T + "b"]),
         (T + "c", 2, [T + "a", T + "b", T + "c"]),
@@ -59,7 +59,7 @@ async def test_a_diamond_keeps_both_sides(conn) -> None:
     )
     assert await _direct(conn, "d") == ["b", "c"]
     key = await _key(conn, "a")
-    page = (await blast_radius(conn, [key], first=10))[key]
+    page = (await blast_radius(conn, [key], limits=WALK_LIMITS, first=10))[key]
     assert [(r["address"], r["depth"]) for r in page.rows] == [
         (T + "b", 1),
         (T + "c", 1),
@@ -78,7 +78,7 @@ async def test_cycles_end_and_keep_their_edges(conn) -> None:
     assert await _direct(conn, "b") == ["a", "c"]  # both edges out of the cycle stay
     assert await _direct(conn, "e") == ["b", "c"]
     key = await _key(conn, "a")
-    page = (await blast_radius(conn, [key], first=10))[key]
+    page = (await blast_radius(conn, [key], limits=WALK_LIMITS, first=10))[key]
     assert {r["address"]: r["depth"] for r in page.rows} == {T + "b": 1, T + "c": 1, T + "e": 2}
 
 

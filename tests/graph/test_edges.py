@@ -6,7 +6,7 @@ from app.errors import BadInput, LimitExceeded
 from app.graph.edges import Direction, blast_radius, neighbours
 from app.graph.resources import find_resource
 from app.graph.store import write_version
-from tests.graph.states import chain_graph
+from tests.graph.states import WALK_LIMITS, chain_graph
 
 T = "terraform_data."
 
@@ -31,7 +31,9 @@ def _radius(page) -> list[tuple[str, int, list[str]]]:
 
 async def test_dependents_diamond_cycle_chain(conn) -> None:
     ids = await _ids(conn)
-    page = (await blast_radius(conn, [ids["r"]], first=100, max_depth=12))[ids["r"]]
+    page = (await blast_radius(conn, [ids["r"]], limits=WALK_LIMITS, first=100, max_depth=12))[
+        ids["r"]
+    ]
     assert _radius(page) == [
         ("b", 1, ["r", "b"]),
         ("c", 1, ["r", "c"]),
@@ -48,19 +50,23 @@ async def test_dependents_diamond_cycle_chain(conn) -> None:
 
 async def test_max_depth_caps_the_walk(conn) -> None:
     ids = await _ids(conn)
-    default = (await blast_radius(conn, [ids["r"]], first=100))[ids["r"]]
+    default = (await blast_radius(conn, [ids["r"]], limits=WALK_LIMITS, first=100))[ids["r"]]
     assert max(r["depth"] for r in default.rows) == 10 and default.total == 15
-    shallow = (await blast_radius(conn, [ids["r"]], first=100, max_depth=2))[ids["r"]]
+    shallow = (await blast_radius(conn, [ids["r"]], limits=WALK_LIMITS, first=100, max_depth=2))[
+        ids["r"]
+    ]
     assert [a for a, _, _ in _radius(shallow)] == ["b", "c", "k01", "d", "k02"]
     with pytest.raises(LimitExceeded):
-        await blast_radius(conn, [ids["r"]], first=10, max_depth=51)
+        await blast_radius(conn, [ids["r"]], limits=WALK_LIMITS, first=10, max_depth=51)
     with pytest.raises(BadInput):
-        await blast_radius(conn, [ids["r"]], first=10, max_depth=0)
+        await blast_radius(conn, [ids["r"]], limits=WALK_LIMITS, first=10, max_depth=0)
 
 
 async def test_dependencies_walk_forwards(conn) -> None:
     ids = await _ids(conn)
-    page = (await blast_radius(conn, [ids["d"]], Direction.DEPENDENCIES, first=100))[ids["d"]]
+    page = (
+        await blast_radius(conn, [ids["d"]], Direction.DEPENDENCIES, limits=WALK_LIMITS, first=100)
+    )[ids["d"]]
     assert _radius(page) == [
         ("b", 1, ["d", "b"]),
         ("c", 1, ["d", "c"]),
@@ -68,20 +74,24 @@ async def test_dependencies_walk_forwards(conn) -> None:
         ("e", 2, ["d", "f", "e"]),  # e -> d: back to the root, not entered
         ("r", 2, ["d", "b", "r"]),
     ]
-    leaf = await blast_radius(conn, [ids["k12"]], Direction.DEPENDENTS, first=100)
+    leaf = await blast_radius(
+        conn, [ids["k12"]], Direction.DEPENDENTS, limits=WALK_LIMITS, first=100
+    )
     assert leaf == {}  # nothing depends on the end of the chain: an empty radius
 
 
 async def test_many_roots_in_one_statement_and_keyset_pages(conn) -> None:
     ids = await _ids(conn)
     roots = [ids["r"], ids["d"], ids["k10"]]
-    together = await blast_radius(conn, roots, first=100)
+    together = await blast_radius(conn, roots, limits=WALK_LIMITS, first=100)
     for root in roots:
-        alone = (await blast_radius(conn, [root], first=100))[root]
+        alone = (await blast_radius(conn, [root], limits=WALK_LIMITS, first=100))[root]
         assert _radius(together[root]) == _radius(alone)
     walked, after = [], None
     while True:
-        page = (await blast_radius(conn, [ids["r"]], first=4, after=after))[ids["r"]]
+        page = (await blast_radius(conn, [ids["r"]], limits=WALK_LIMITS, first=4, after=after))[
+            ids["r"]
+        ]
         assert page.total == 15
         walked += _radius(page)
         if not page.has_next:

@@ -6,6 +6,7 @@ import pytest
 from app.graph.edges import blast_radius
 from app.graph.history import Change, histories
 from app.graph.resources import find_resource
+from tests.graph.states import WALK_LIMITS
 from tests.terraform.harness import Backend, Terraform
 
 STATE = "team/history/chain"
@@ -35,7 +36,7 @@ async def test_closed_dependencies_have_depth(chain, pool) -> None:
         assert sorted(declared) == [T + "a", T + "b"]  # Terraform closes them
         a = await find_resource(conn, STATE, T + "a")
         key = (a["id"], a["version_id"])
-        page = (await blast_radius(conn, [key], first=10))[key]
+        page = (await blast_radius(conn, [key], limits=WALK_LIMITS, first=10))[key]
         assert [(r["address"], r["depth"]) for r in page.rows] == [(T + "b", 1), (T + "c", 2)]
 
 

@@ -10,8 +10,9 @@ from strawberry.dataloader import DataLoader
 
 from app.api.loaders import by_key, paged
 from app.api.pagination import PageArgs
+from app.config import Settings
 from app.graph import diff, edges, events, history, queries, resources
-from app.graph.edges import Direction
+from app.graph.edges import Direction, WalkLimits
 from app.graph.resources import ResourceFilter, ResourceKey
 
 
@@ -20,6 +21,7 @@ class Blast:
     direction: Direction
     max_depth: int
     page: PageArgs
+    rows: bool  # False: the total alone (no edges or pageInfo selected)
 
 
 @dataclass(frozen=True)
@@ -38,8 +40,9 @@ class Filtered:
 class GraphLoaders:
     """Each loader is built on first use within the request (most use one or two)."""
 
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, settings: Settings) -> None:
         self.pool = pool
+        self.walks = WalkLimits(settings.blast_cache_rows, settings.blast_cache_seconds)
 
     @cached_property
     def state(self) -> DataLoader[UUID, Any]:
@@ -132,8 +135,10 @@ class GraphLoaders:
                 conn,
                 ids,
                 a.direction,
+                limits=self.walks,
                 max_depth=a.max_depth,
                 first=a.page.first,
                 after=a.page.after,
+                rows=a.rows,
             ),
         )

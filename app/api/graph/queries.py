@@ -22,7 +22,15 @@ from app.api.graph.types import (
     state_of,
 )
 from app.api.lookahead import selected_below
-from app.api.pagination import DEFAULT_FIRST, AfterArg, Connection, FirstArg, connection, page_args
+from app.api.pagination import (
+    DEFAULT_FIRST,
+    AfterArg,
+    Connection,
+    FirstArg,
+    connection,
+    decode_cursor,
+    page_args,
+)
 from app.api.prefetch import resolve
 from app.graph import edges, events, inventory, queries, resources
 from app.paging import ALL, EMPTY
@@ -91,7 +99,8 @@ class GraphQuery:
     @strawberry.field(
         description="The blast radius of a resource of a state (current version, or at "
         "`serial`): every resource reachable, once, at its shortest depth, by depth then "
-        "address. `totalCount` is the size of the whole blast radius."
+        "address. `totalCount` is the size of the whole blast radius. A cursor pages the "
+        "version it was taken at, even after a newer one was written."
     )
     async def blast_radius(
         self,
@@ -104,6 +113,8 @@ class GraphQuery:
         first: FirstArg = DEFAULT_FIRST,
         after: AfterArg = None,
     ) -> Connection[BlastRadiusNode]:
+        if serial is None and after is not None:
+            serial = decode_cursor(after, edges.BLAST_KEY)[0]  # the version it started on
         [root] = resources_of(
             [await info.context.with_conn(resources.find_resource, state, address, serial)]
         )

@@ -466,8 +466,8 @@ def _direction(value: Any) -> edges.Direction:
     )
 
 
-def _hop_key(direction: edges.Direction) -> Callable[[Mapping[str, Any]], Hop]:
-    def key(arguments: Mapping[str, Any]) -> Hop:
+def _hop_key(direction: edges.Direction) -> Callable[[Mapping[str, Any], frozenset[str]], Hop]:
+    def key(arguments: Mapping[str, Any], selected: frozenset[str]) -> Hop:
         first, after = arguments.get("first"), arguments.get("after")
         direct = bool(arguments.get("direct"))
         return Hop(direction, page_args(first, after, edges.NEIGHBOUR_KEY), direct)
@@ -475,11 +475,16 @@ def _hop_key(direction: edges.Direction) -> Callable[[Mapping[str, Any]], Hop]:
     return key
 
 
-def _blast_key(arguments: Mapping[str, Any]) -> Blast:
+# What a connection shows without its rows.
+_ROWLESS = frozenset({"totalCount", "__typename"})
+
+
+def _blast_key(arguments: Mapping[str, Any], selected: frozenset[str]) -> Blast:
     page = page_args(arguments.get("first"), arguments.get("after"), edges.BLAST_KEY)
     max_depth = arguments.get("maxDepth")
     direction = _direction(arguments.get("direction"))
-    return Blast(direction, edges.DEFAULT_DEPTH if max_depth is None else max_depth, page)
+    depth = edges.DEFAULT_DEPTH if max_depth is None else max_depth
+    return Blast(direction, depth, page, rows=not selected <= _ROWLESS)
 
 
 async def _load_hops(

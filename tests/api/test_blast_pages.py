@@ -1,0 +1,80 @@
+"""Blast radius pages through GraphQL over kept walks: a cursor pages the version it
+started on, a list of resources shares the walks, totalCount alone keeps no rows."""
+
+from app.graph.store import write_version
+from tests.api.conftest import error_codes, gql
+from tests.graph.states import chain_graph
+
+T = "terraform_data."
+PAGE = """query($after: String, $serial: Int) {
+  blastRadius(state: "g", address: "terraform_data.r", serial: $serial, first: 4,
+              after: $after) {
+    totalCount pageInfo { hasNextPage endCursor }
+    edges { node { depth path resource { address version { serial } } } }
+  }
+}"""
+
+
+async def _walk(client, after: str | None = None, serial: int | None = None) -> list[dict]:
+    """Pages from `after` to the end: each blastRadius connection."""
+    pages = []
+    while True:
+        radius = (await gql(client, PAGE, {"after": after, "serial": serial}))["blastRadius"]
+        pages.append(radius)
+        if not radius["pageInfo"]["hasNextPage"]:
+            return pages
+        after = radius["pageInfo"]["endCursor"]
+
+
+def _addresses(pages: list[dict]) -> list[str]:
+    return [e["node"]["resource"]["address"].removeprefix(T) for p in pages for e in p["edges"]]
+
+
+def _walks(statements) -> list[str]:
+    return [s for s in statements.statements if "WITH RECURSIVE bfs" in s]
+
+
+async def test_a_cursor_pages_the_version_it_started_on(client, conn) -> None:
+    await write_version(conn, "g", chain_graph(), actor="test")
+    first = (await gql(client, PAGE))["blastRadius"]
+    # a new version between two pages: r gains a dependent, first of its radius
+    await write_version(conn, "g", chain_graph(serial=2, grown=True), actor="test")
+    rest = await _walk(client, first["pageInfo"]["endCursor"])
+    paged = [first, *rest]
+    assert {p["totalCount"] for p in paged} == {15}
+    assert {e["node"]["resource"]["version"]["serial"] for p in paged for e in p["edges"]} == {1}
+    assert _addresses(paged) == _addresses(await _walk(client, serial=1))
+    assert len(set(_addresses(paged))) == 15 and "a" not in _addresses(paged)
+
+    new = await _walk(client)  # a new walk: the current version
+    assert new[0]["totalCount"] == 16 and _addresses(new)[:2] == ["a", "b"]
+    variables = {"after": first["pageInfo"]["endCursor"], "serial": 2}
+    assert await error_codes(client, PAGE, variables) == ["BAD_INPUT"]
+
+
+async def test_a_list_of_resources_shares_the_kept_walks(client, conn, statements) -> None:
+    await write_version(conn, "g", chain_graph(), actor="test")
+    listed = await gql(
+        client,
+        """{ resources(filter: {state: "g"}) { edges { node { address
+              blastRadius(first: 4) { pageInfo { endCursor } } } } } }""",
+    )
+    assert len(_walks(statements)) == 1  # every resource's radius, one walk statement
+    [r] = [e["node"] for e in listed["resources"]["edges"] if e["node"]["address"] == T + "r"]
+    statements.statements.clear()
+    rest = await _walk(client, r["blastRadius"]["pageInfo"]["endCursor"])
+    assert _walks(statements) == []  # the root's walk was kept by the list
+    assert len(_addresses(rest)) == 11
+
+
+async def test_total_count_alone_keeps_no_rows(client, conn, statements) -> None:
+    await write_version(conn, "g", chain_graph(), actor="test")
+    count = '{ blastRadius(state: "g", address: "terraform_data.r") { totalCount } }'
+    assert await gql(client, count) == {"blastRadius": {"totalCount": 15}}
+    [walk] = _walks(statements)
+    assert "path" not in walk  # the count-only walk
+    kept = "SELECT total, kept FROM blast_walks"
+    assert [tuple(r) for r in await conn.fetch(kept)] == [(15, False)]
+    assert await conn.fetchval("SELECT count(*) FROM blast_walk_rows") == 0
+    assert len(_addresses(await _walk(client))) == 15  # rows wanted: walked and kept
+    assert [tuple(r) for r in await conn.fetch(kept)] == [(15, True)]
