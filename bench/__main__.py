@@ -43,13 +43,15 @@ async def run_group(admin_url: str, group: str, size: Size) -> list[Result]:
             http = Client(server.url, connections=32)
             env = Env(http, pool, server.process.pid, size)
             results = []
-            for case in GROUPS[group]:
-                started = time.perf_counter()
-                result = await case(env)
-                print(f"  {result.case}: {time.perf_counter() - started:.1f}s", file=sys.stderr)
-                results.append(result)
-            await http.aclose()
-            await pool.close()
+            try:  # a case that fails leaves no connection open behind it
+                for case in GROUPS[group]:
+                    started = time.perf_counter()
+                    result = await case(env)
+                    print(f"  {result.case}: {time.perf_counter() - started:.1f}s", file=sys.stderr)
+                    results.append(result)
+            finally:
+                await http.aclose()
+                await pool.close()
         return results
     finally:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -788,8 +788,8 @@ async def diff_case(env: Env) -> Result:
 
 
 _HISTORY_QUERY = """query($state: String!, $address: String!) {
-  resources(filter: {state: $state, address: $address}) { edges { node {
-    history(first: 1000) { totalCount edges { node { serial change attributes { path } } } }
+  resources(first: 1, filter: {state: $state, address: $address}) { edges { node {
+    history(first: 200) { totalCount edges { node { serial change attributes { path } } } }
   } } } }"""
 
 
