@@ -78,7 +78,8 @@ class Client:
             error = body["errors"][0]
             detail = (error.get("extensions") or {}).get("detail")
             raise Refused(_reason(error["message"], detail))
-        return body["data"]
+        data: dict[str, Any] = body["data"]
+        return data
 
     def state(
         self,

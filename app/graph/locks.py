@@ -21,7 +21,10 @@ from app.tfstate import EncryptedState, NormalizedState
 
 async def _hold(conn: asyncpg.Connection, name: str) -> UUID | None:
     """Lock the state's row until the transaction ends; None when there is no state."""
-    return await conn.fetchval("SELECT id FROM states WHERE name = $1 FOR UPDATE", name)
+    state_id: UUID | None = await conn.fetchval(
+        "SELECT id FROM states WHERE name = $1 FOR UPDATE", name
+    )
+    return state_id
 
 
 async def _hold_or_create(conn: asyncpg.Connection, name: str) -> UUID:
@@ -107,6 +110,8 @@ async def lock(conn: asyncpg.Connection, name: str, info: dict[str, Any], *, act
     """
     while True:
         row = await conn.fetchrow(_LOCK, name, info["ID"], info, actor)
+        # never None: the upsert of the state's row (DO UPDATE) always returns it
+        assert row is not None
         if row["taken"]:
             return True
         # Held: name the holder as of holding the state's row, so it cannot change

@@ -135,6 +135,8 @@ async def prune_state(
             return None
         serials = sorted(r["serial"] for r in gone)
         counts = await conn.fetchrow(_DELETE_ORPHANS, state_id, serials[-1])
+        # never None: a SELECT of aggregates without FROM returns exactly one row
+        assert counts is not None
         await forget_walks(conn, state_id, serials)
         chunks = await delete_unreferenced_chunks(conn, state_id)
         result = Pruned(

@@ -7,7 +7,7 @@ document from those rows, never from raw_state.
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 import asyncpg
@@ -68,7 +68,8 @@ async def ensure_state(conn: asyncpg.Connection, name: str, kind: str = "terrafo
         kind,
     )
     # None only when another transaction made the row after this statement's snapshot
-    return state_id or await conn.fetchval("SELECT id FROM states WHERE name = $1", name)
+    found: UUID = state_id or await conn.fetchval("SELECT id FROM states WHERE name = $1", name)
+    return found
 
 
 async def current_version(conn: asyncpg.Connection, state_id: UUID) -> asyncpg.Record | None:
@@ -179,7 +180,7 @@ async def _insert_version(
     md5: bytes,
     actor: str,
 ) -> UUID:
-    return await conn.fetchval(
+    version_id: UUID = await conn.fetchval(
         """INSERT INTO state_versions
                (state_id, serial, lineage, terraform_version, raw_chunks, raw_md5,
                 extra, omitted, created_by, resource_count, layout, encrypted)
@@ -197,6 +198,7 @@ async def _insert_version(
         layout_of(state.instances),
         state.encrypted,
     )
+    return version_id
 
 
 @dataclass(frozen=True)
@@ -268,7 +270,9 @@ async def _write_rows(
                 for (position, digest), row_id in zip(new_rows, new_ids, strict=True)
             ],
         )
-    await _write_edges(conn, state_id, version_id, state, row_ids, {p for p, _ in new_rows}, closed)
+    # every position holds an id now: a kept row's, else a new one (filled in just above)
+    filled = cast(list[UUID], row_ids)
+    await _write_edges(conn, state_id, version_id, state, filled, {p for p, _ in new_rows}, closed)
     await _write_outputs(conn, state_id, version_id, state)
     return RowChanges(
         len(new_rows) - changed, changed, len(closed) - changed, new_ids, list(closed)
@@ -316,7 +320,7 @@ async def _write_edges(
     every_row_new = len(new_positions) == len(instances)
     pairs = state.edges if every_row_new else resolve_edges(instances, touching=new_positions)
     by_address = {(instances[a].address, instances[b].address): (a, b) for a, b in pairs}
-    records = []
+    records: list[tuple[object, ...]] = []
     if not every_row_new and by_address.keys() == replaced.keys():
         for key, (a, b) in by_address.items():
             records.append((state_id, version_id, serial, row_ids[a], row_ids[b], replaced[key]))
@@ -515,7 +519,7 @@ async def delete_state(conn: asyncpg.Connection, state_id: UUID, name: str, *, a
     """Delete a state and its history; its events stay, by name. Returns how many
     versions went. The graph rows have no foreign keys (see migration 0005): they go
     by state_id, then the state (its versions and lock cascade), and its kept walks."""
-    versions = await conn.fetchval(
+    versions: int = await conn.fetchval(
         # the count sees the snapshot from before the DELETEs in the same statement
         """WITH edges AS (DELETE FROM resource_dependencies WHERE state_id = $1),
                 rows AS (DELETE FROM resources WHERE state_id = $1),

@@ -94,7 +94,8 @@ async def _create(conn: asyncpg.Connection, scope_id: Any, step: Step, ids: _Ids
         created = await resources.set_client_access(conn, parent, spec)
     else:
         created = await resources.create(conn, step.kind, parent, spec)
-    return created["id"]
+    live_id: str = created["id"]
+    return live_id
 
 
 async def _update(conn: asyncpg.Connection, step: Step, ids: _Ids) -> None:
@@ -225,7 +226,7 @@ def _record_id(
 ) -> str:
     """The ID of the one record of `table` holding the values of `key` (by column ref)."""
     wanted = {k: canonical(v) for k, v in ids.column_keys(table, key).items()}
-    matches = [
+    matches: list[str] = [
         r["id"]
         for r in records
         if all(k in r["values"] and canonical(r["values"][k]) == v for k, v in wanted.items())

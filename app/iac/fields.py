@@ -76,7 +76,8 @@ def desired_of(line: Line, system: str) -> dict[str, Any]:
 
 def last_applied_of(desired: Mapping[str, Any], key: bytes) -> dict[str, Any]:
     """What state remembers of a declaration: its fields, secrets as keyed hashes."""
-    return seal_secrets(dict(desired), key)
+    sealed: dict[str, Any] = seal_secrets(dict(desired), key)
+    return sealed
 
 
 @dataclass

@@ -188,20 +188,24 @@ _WEAK_IDENTITY: Final[dict[str, tuple[str, ...] | None]] = {
 def _identity_matches(line: Line, desired: Mapping[str, Any], candidate: Mapping[str, Any]) -> bool:
     match line.kind:
         case "table" | "column":
-            return candidate["name"] == desired.get("name")
+            named: bool = candidate["name"] == desired.get("name")
+            return named
         case "grant":
-            return candidate["principal"] == line.ref
+            granted: bool = candidate["principal"] == line.ref
+            return granted
         case "client_access":
             return True
         case "public_read":
             if REF.fullmatch(candidate["ref"]):
-                return candidate["ref"] == line.ref
+                same_ref: bool = candidate["ref"] == line.ref
+                return same_ref
             # a live ref no document can write: export wrote its slug (+ _2, _3, ...)
             base = generated_ref("public_read", candidate)
             suffix = (line.ref or "").removeprefix(f"{base}_")
             return line.ref == base or (suffix != line.ref and suffix.isdigit())
         case "insight_selection":
-            return candidate["chatroom"] == line.chatroom
+            same_room: bool = candidate["chatroom"] == line.chatroom
+            return same_room
     # an identity field left out matches a live null (an unnamed view adopts an unnamed one)
     names = _WEAK_IDENTITY[line.kind] or tuple(desired)
     return bool(names) and all(same(desired.get(n), candidate[n]) for n in names)
@@ -271,7 +275,9 @@ class _Planner:
 
     def _candidates(self, line: Line) -> list[Mapping[str, Any]]:
         if line.kind == "table":
-            return self.live.tables_by_name.get((line.spec or {}).get("name"), [])
+            name = (line.spec or {}).get("name")
+            # a None name is no key of the name-keyed index: no candidates, as the lookup gave
+            return self.live.tables_by_name.get(name, []) if name is not None else []
         if line.kind in ("command", "insight_selection"):
             return self.live.commands_and_insights.get(line.kind, [])
         parent = self._table_id(line.table)
@@ -821,9 +827,9 @@ class _Planner:
                 new = f"{new_table}.{row.ref.removeprefix(old_prefix)}"
                 self.followed[new] = row
                 self.used_rows.add(row.key)
-                if (line := self.declared.get(new)) is not None:
+                if (clash := self.declared.get(new)) is not None:
                     self._error(
-                        line,
+                        clash,
                         f"{new} is also the new ref of the {row.resource_type} {row.ref}, "
                         f"which follows its table renamed to {new_table}; declare that "
                         f"{row.resource_type} under another ref (renamed_from) or absent, "
@@ -851,12 +857,12 @@ class _Planner:
                 names.setdefault(table, []).append((name, step))
         for group in names.values():
             seen: dict[str, Step | None] = {}
-            for name, step in group:
-                if name in seen and step is not None and step.line is not None:
+            for name, entry in group:
+                if name in seen and entry is not None and entry.line is not None:
                     other = seen[name]
                     holder = f"that of {other.ref}" if other else "an undeclared column's"
-                    self._error(step.line, f"column name {name!r} is {holder} in this table")
-                seen.setdefault(name, step)
+                    self._error(entry.line, f"column name {name!r} is {holder} in this table")
+                seen.setdefault(name, entry)
 
     def _prebind(self, line: Line) -> None:
         """Bind a line's live ID from state only (no errors, no adoption): a first pass."""

@@ -1,6 +1,7 @@
 """The graph's mutations, a mixin of the root Mutation (see app/api/schema.py)."""
 
 import dataclasses
+from typing import cast
 
 import strawberry
 from strawberry.scalars import JSON
@@ -43,6 +44,8 @@ class GraphMutation:
         "Terraform v4 document; recorded as an export event."
     )
     async def export_state(self, info: Info, name: str, serial: int | None = None) -> JSON:
-        return await info.context.with_conn(
+        exported = await info.context.with_conn(
             store.export_state, name, serial=serial, actor=info.context.actor
         )
+        # strawberry's JSON is a NewType of object: the document serves as it is
+        return cast(JSON, exported)

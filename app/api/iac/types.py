@@ -103,6 +103,8 @@ class Plan:
 
 async def _version(info: Info, name: str, serial: int) -> StateVersion:
     state = await info.context.with_conn(queries.state_by_name, name)
+    # never None: the apply or release just wrote a version of this state
+    assert state is not None
     row = await info.context.graph.version_at.load((state["state_id"], serial))
     return version_of(row)
 
