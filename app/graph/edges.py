@@ -9,7 +9,14 @@ import asyncpg
 
 from app.errors import BadInput, LimitExceeded
 from app.graph.queries import valid_at
-from app.graph.resources import RESOURCE_COLUMNS, RESOURCE_JOINS, ResourceKey
+from app.graph.resources import (
+    KEYS_AT_VERSIONS,
+    RESOURCE_COLUMNS,
+    RESOURCE_JOINS,
+    ResourceKey,
+    by_key,
+    key_arrays,
+)
 from app.paging import Keyset, Page, paged_sql, pages_by_owner
 
 
@@ -31,22 +38,6 @@ NEIGHBOUR_KEY = Keyset(("address",), (str,))
 BLAST_KEY = Keyset(("serial", "depth", "address"), (int, int, str))
 
 
-# The resources a statement starts from, `k`: (row id, version id) pairs and their
-# 1-based position, each at its version `kv`. A page's owner is that position.
-_KEYS = """unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS k (id, version_id, ord)
-    JOIN state_versions kv ON kv.id = k.version_id"""
-
-
-def _key_arrays(keys: list[ResourceKey]) -> tuple[list[UUID], list[UUID]]:
-    return [row_id for row_id, _ in keys], [version_id for _, version_id in keys]
-
-
-def _by_key(
-    pages: dict[int, Page[asyncpg.Record]], keys: list[ResourceKey]
-) -> dict[ResourceKey, Page[asyncpg.Record]]:
-    return {keys[ord - 1]: page for ord, page in pages.items()}
-
-
 async def neighbours(
     conn: asyncpg.Connection,
     keys: list[ResourceKey],
@@ -64,7 +55,7 @@ async def neighbours(
         # scan of every edge of every state)
         f"""SELECT k.ord AS owner, n.id, n.state_id, k.version_id,
                    n.address COLLATE "C" AS address
-            FROM {_KEYS}
+            FROM {KEYS_AT_VERSIONS}
             CROSS JOIN LATERAL (
                 SELECT d.{far} AS id FROM resource_dependencies d
                 WHERE d.{near} = k.id AND {valid_at("d", "kv.state_id", "kv.serial")}
@@ -78,8 +69,8 @@ async def neighbours(
         select=RESOURCE_COLUMNS,
         joins=RESOURCE_JOINS,
     )
-    records = await conn.fetch(sql, *_key_arrays(keys), after and after[0], first + 1, direct)
-    return _by_key(pages_by_owner(records, first, NEIGHBOUR_KEY), keys)
+    records = await conn.fetch(sql, *key_arrays(keys), after and after[0], first + 1, direct)
+    return by_key(pages_by_owner(records, first, NEIGHBOUR_KEY), keys)
 
 
 # Blast radius: one recursive CTE for all roots, breadth first over direct edges
@@ -214,7 +205,7 @@ _PATH = r"""ARRAY(SELECT replace(e.address, E'\x01\x02', E'\x01')
 _PAGES = f"""
     SELECT k.ord AS page_owner, kv.serial AS walk_serial, w.total, w.kept, p.rn, p.depth,
            {_PATH}, {RESOURCE_COLUMNS}
-    FROM {_KEYS}
+    FROM {KEYS_AT_VERSIONS}
     LEFT JOIN blast_walks w ON {_WALK_OF_ROOT}
     LEFT JOIN LATERAL (
         SELECT q.*, row_number() OVER () AS rn
@@ -273,12 +264,12 @@ async def blast_radius(
     page's total; no rows)."""
     _check_depth(max_depth)
     depth, address = (after[1], after[2]) if after else (0, "")  # (0, ""): before depth 1
-    key = (*_key_arrays(roots), max_depth, direction.value, DIRECT_EDGES)
+    key = (*key_arrays(roots), max_depth, direction.value, DIRECT_EDGES)
     page = (depth, address, first + 1 if rows else 0)
     records = await conn.fetch(_PAGES, *key, *page)
     unkept = _unkept(records, len(roots), rows=rows, serial=after and after[0])
     if unkept:
-        walked = _key_arrays([roots[ord - 1] for ord in unkept])
+        walked = key_arrays([roots[ord - 1] for ord in unkept])
         keep = (_KEEP if rows else _KEEP_COUNT).format(
             walk=walk_sql(direction, roots=_UNKEPT, paths=rows)
         )
@@ -288,7 +279,7 @@ async def blast_radius(
             records = await conn.fetch(_PAGES, *key, *page)
             await conn.execute(_EXPIRE, limits.seconds, limits.rows)
     counted = (r for r in records if r["total"])  # an empty radius: no page
-    return _by_key(pages_by_owner(counted, first, BLAST_KEY), roots)
+    return by_key(pages_by_owner(counted, first, BLAST_KEY), roots)
 
 
 def _unkept(

@@ -14,7 +14,7 @@ from typing import Any
 import asyncpg
 
 from app.graph.diff import AttributeChange, attribute_changes
-from app.graph.resources import ResourceKey
+from app.graph.resources import KEYS_AT_VERSIONS, ResourceKey, key_arrays
 from app.graph.sensitive import sensitive_paths
 from app.paging import Keyset, Page
 
@@ -60,8 +60,7 @@ _HISTORY = f"""
            {", ".join(f"r.{column}" for column in _FIELDS)},
            vf.created_at AS from_at, vf.created_by AS from_by,
            vt.created_at AS to_at, vt.created_by AS to_by
-    FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS k (id, version_id, ord)
-    JOIN state_versions kv ON kv.id = k.version_id
+    FROM {KEYS_AT_VERSIONS}
     JOIN resources kr ON kr.id = k.id AND kr.state_id = kv.state_id
     JOIN resources r ON r.state_id = kv.state_id AND r.address = kr.address
                     AND r.serial_from <= kv.serial
@@ -79,9 +78,7 @@ async def histories(
 ) -> dict[ResourceKey, Page[HistoryEntry]]:
     """Each resource's history up to its version, newest first."""
     rows: dict[int, list[asyncpg.Record]] = {}
-    for record in await conn.fetch(
-        _HISTORY, [row_id for row_id, _ in keys], [version_id for _, version_id in keys]
-    ):
+    for record in await conn.fetch(_HISTORY, *key_arrays(keys)):
         rows.setdefault(record["ord"], []).append(record)
     pages = {}
     for ord, records in rows.items():

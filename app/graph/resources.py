@@ -1,9 +1,9 @@
 """Resource listing and search: current versions of all states, or given versions."""
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import astuple, dataclass
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 import asyncpg
@@ -58,6 +58,24 @@ CURRENT_SCOPE = """states s
 # Versions `v` given by the statement, their rows by serial range.
 VERSION_SCOPE = f"""state_versions v JOIN states s ON s.id = v.state_id
     JOIN resources r ON {valid_at("r", "v.state_id", "v.serial")}"""
+
+T = TypeVar("T")
+
+# The resources a statement starts from, `k`: (row id, version id) pairs ($1, $2) and
+# their 1-based position `ord`, each at its version `kv`. A page's owner is `ord`.
+KEYS_AT_VERSIONS = """unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS k (id, version_id, ord)
+    JOIN state_versions kv ON kv.id = k.version_id"""
+
+
+def key_arrays(keys: Sequence[ResourceKey]) -> tuple[list[UUID], list[UUID]]:
+    """The row ids and version ids of `keys`: the two arrays of KEYS_AT_VERSIONS."""
+    return [row_id for row_id, _ in keys], [version_id for _, version_id in keys]
+
+
+def by_key(owned: Mapping[int, T], keys: Sequence[ResourceKey]) -> dict[ResourceKey, T]:
+    """Values owned by KEYS_AT_VERSIONS positions, by the keys they stand for."""
+    return {keys[ord - 1]: value for ord, value in owned.items()}
+
 
 RESOURCE_KEY = Keyset(("state_name", "address"), (str, str))
 
@@ -183,11 +201,10 @@ async def resources_by_keys(
 ) -> dict[ResourceKey, asyncpg.Record]:
     records = await conn.fetch(
         f"""SELECT {RESOURCE_COLUMNS}
-            FROM unnest($1::uuid[], $2::uuid[]) AS k (id, version_id)
+            FROM {KEYS_AT_VERSIONS}
             JOIN state_versions v ON v.id = k.version_id JOIN states s ON s.id = v.state_id
             JOIN resources r ON r.id = k.id AND {valid_at("r", "v.state_id", "v.serial")}""",
-        [row_id for row_id, _ in keys],
-        [version_id for _, version_id in keys],
+        *key_arrays(keys),
     )
     return {(r["id"], r["version_id"]): r for r in records}
 
