@@ -25,6 +25,7 @@ from app.graph.resources import RESOURCE_COLUMNS, RESOURCE_JOINS
 from app.iac import service
 from app.jsonutil import dumps, loads
 from app.tfstate import INSTANCE_COLUMNS, NormalizedState, parse_state
+from app.tfstate.address import instance_address
 from app.tfstate.digest import instance_digest
 from bench.generate import generate_state
 from bench.generate_iac import RESOURCES_PER_TABLE, generate_document
@@ -797,10 +798,14 @@ async def history_case(env: Env) -> Result:
     """The history of the instance storage_case changed in every version."""
     document = generate_state(env.size.import_instances, seed=1)
     resource = document["resources"][HISTORY_RESOURCE]
-    module = f"{resource['module']}." if "module" in resource else ""
-    key = resource["instances"][0].get("index_key")
-    index = "" if key is None else f"[{key}]" if isinstance(key, int) else f'["{key}"]'
-    address = f"{module}{resource['type']}.{resource['name']}{index}"
+    address = instance_address(
+        resource.get("module"),
+        resource["mode"],
+        resource["type"],
+        resource["name"],
+        resource["instances"][0].get("index_key"),
+        None,
+    )
     total = 0
 
     async def candidate() -> None:

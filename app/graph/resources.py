@@ -201,7 +201,7 @@ async def resources_by_keys(
 ) -> dict[ResourceKey, asyncpg.Record]:
     records = await conn.fetch(
         f"""SELECT {RESOURCE_COLUMNS}
-            FROM {KEYS_AT_VERSIONS}
+            FROM unnest($1::uuid[], $2::uuid[]) AS k (id, version_id)
             JOIN state_versions v ON v.id = k.version_id JOIN states s ON s.id = v.state_id
             JOIN resources r ON r.id = k.id AND {valid_at("r", "v.state_id", "v.serial")}""",
         *key_arrays(keys),
