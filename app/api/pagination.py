@@ -44,8 +44,12 @@ class PageInfo:
 
 @strawberry.type
 class Edge(Generic[T]):
-    cursor: str
     node: T
+    key: strawberry.Private[tuple[Any, ...]]  # the row's key, encoded only when selected
+
+    @strawberry.field
+    def cursor(self) -> str:
+        return encode_cursor(self.key)
 
 
 @strawberry.type
@@ -114,17 +118,14 @@ def _typed(value: Any, kind: type, cursor: str) -> Any:
 
 def connection(page: Page[Any], nodes: list[T], *, after: str | None) -> Connection[T]:
     """The connection of a page whose rows became `nodes` (same order)."""
-    edges = [
-        Edge(cursor=encode_cursor(key), node=node)
-        for key, node in zip(page.keys, nodes, strict=True)
-    ]
+    edges = [Edge(node=node, key=key) for key, node in zip(page.keys, nodes, strict=True)]
     return Connection(
         edges=edges,
         page_info=PageInfo(
             has_next_page=page.has_next,
             has_previous_page=after is not None,
-            start_cursor=edges[0].cursor if edges else None,
-            end_cursor=edges[-1].cursor if edges else None,
+            start_cursor=encode_cursor(edges[0].key) if edges else None,
+            end_cursor=encode_cursor(edges[-1].key) if edges else None,
         ),
         total=page.total,
     )

@@ -10,6 +10,7 @@ from strawberry.types import ExecutionContext
 from app.api.catalog.mutations import CatalogMutation
 from app.api.catalog.queries import CatalogQuery
 from app.api.errors import log_unexpected
+from app.api.execution import PlainFieldsExecutionContext
 from app.api.graph.mutations import GraphMutation
 from app.api.graph.queries import GraphQuery
 from app.api.iac.mutations import IacMutation
@@ -36,4 +37,9 @@ class Schema(strawberry.Schema):
         log_unexpected(errors)  # an expected error is the client's business, not the log's
 
 
-schema = Schema(query=Query, mutation=Mutation, extensions=EXTENSIONS)
+schema = Schema(
+    query=Query,
+    mutation=Mutation,
+    extensions=EXTENSIONS,
+    execution_context_class=PlainFieldsExecutionContext,
+)
