@@ -299,16 +299,11 @@ async def _bare_blast(
         version = root["version_id"]
         records = await conn.fetch(sql, [root["id"]], [version], max_depth, version, first + 1)
     page = paging.single_page(records, first, _BARE_KEY)
-    rows = [(r["depth"], r["address"], _addresses(r["path"])) for r in page.rows]
+    rows = [(r["depth"], r["address"], edges.path_addresses(r["path"])) for r in page.rows]
     return page.total or 0, rows
 
 
 _BARE_KEY = paging.Keyset(("depth", "address"), (int, str))
-
-
-def _addresses(path: str) -> list[str]:
-    """A path as the walk encodes it (edges.py), back to its addresses."""
-    return [a.replace("\x01\x02", "\x01") for a in path.split("\x01\x01")]
 
 
 def _radius_rows(radius: dict[str, Any]) -> list[tuple[int, str, list[str]]]:
@@ -439,8 +434,11 @@ async def blast_radius_page_case(env: Env) -> Result:
                 max_depth=edges.MAX_DEPTH,
                 first=first,
                 after=after,
+                attributes=False,  # as the query reads it: it selects none
             )
-        read[:] = [(r["depth"], r["address"], r["path"]) for r in found[key].rows]
+        read[:] = [
+            (r["depth"], r["address"], edges.path_addresses(r["path"])) for r in found[key].rows
+        ]
 
     async def via_graphql() -> None:
         radius = await _radius_page(env, hub, max_depth=edges.MAX_DEPTH, first=first, after=cursor)

@@ -46,11 +46,15 @@ class Selected:
         return get_argument_values(self.definition, self.node, self.raw.variable_values)
 
 
+def selected_here(info: Info) -> list[Selected]:
+    """The field being resolved (a node per time the query selects it)."""
+    raw = info._raw_info
+    return [Selected(raw, node, None, get_named_type(raw.return_type)) for node in raw.field_nodes]
+
+
 def selected_below(info: Info, path: tuple[str, ...]) -> list[Selected]:
     """The fields selected at `path` (field names) below the field being resolved."""
-    raw = info._raw_info
-    here = [Selected(raw, node, None, get_named_type(raw.return_type)) for node in raw.field_nodes]
-    return descend(here, path)
+    return descend(selected_here(info), path)
 
 
 def descend(level: list[Selected], path: tuple[str, ...]) -> list[Selected]:

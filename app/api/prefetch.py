@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from graphql import GraphQLError
 
 from app.api.context import Info
-from app.api.lookahead import Selected, descend, selected_below
+from app.api.lookahead import Selected, descend, selected_below, selected_here
 from app.errors import AppError
 
 
@@ -32,9 +32,9 @@ class Prefetching(Protocol):
 class ListField:
     """A list field whose values a parent can load for many items at once."""
 
-    # (the field's arguments (GraphQL names), the names of the fields selected in it)
-    # -> the key its resolver looks up
-    key: Callable[[Mapping[str, Any], frozenset[str]], Hashable]
+    # (the field's arguments (GraphQL names), the field as selected (lookahead.descend
+    # finds what it selects)) -> the key its resolver looks up
+    key: Callable[[Mapping[str, Any], list[Selected]], Hashable]
     # (info, items, key, `after` as sent) -> one value per item
     load: Callable[[Info, list[Any], Any, str | None], Awaitable[list[Any]]]
     # the items inside a value, whose own fields come next
@@ -60,7 +60,7 @@ async def prefetch_below(info: Info, items: list[Any], path: tuple[str, ...], li
 async def _fill(info: Info, items: list[Any], field: Selected, lists: Lists) -> None:
     spec = lists[field.name]
     try:
-        key = spec.key(field.arguments, _names(descend([field], ())))
+        key = spec.key(field.arguments, [field])
         values = await spec.load(info, items, key, field.arguments.get("after"))
     except (AppError, GraphQLError):
         return  # bad arguments: each item's resolver reports them
@@ -76,13 +76,9 @@ def resolve(
 ) -> Any:
     """A list field's value for one item: from memory when filled ahead (synchronously),
     else an awaitable loading it (graphql-core awaits what a resolver returns)."""
-    key = spec.key(arguments, _names(selected_below(info, ())))
+    key = spec.key(arguments, selected_here(info))
     found = item.prefetched.get(key)
     return found if found is not None else _load_one(info, item, spec, key, arguments, lists)
-
-
-def _names(fields: list[Selected]) -> frozenset[str]:
-    return frozenset(field.name for field in fields)
 
 
 async def _load_one(

@@ -13,6 +13,8 @@ from app.graph.resources import (
     KEYS_AT_VERSIONS,
     RESOURCE_COLUMNS,
     RESOURCE_JOINS,
+    ROW_COLUMNS,
+    ROW_JOIN,
     ResourceKey,
     by_key,
     key_arrays,
@@ -197,14 +199,12 @@ _KEEP = f"""WITH RECURSIVE {{walk}}, {_KEEP_WALKS}
     WHERE b.depth > 0"""
 _KEEP_COUNT = f"WITH RECURSIVE {{walk}}, {_KEEP_WALKS} SELECT count(*) FROM walks"
 
-# A page row's path, back to its list of addresses.
-_PATH = r"""ARRAY(SELECT replace(e.address, E'\x01\x02', E'\x01')
-    FROM unnest(string_to_array(p.path, E'\x01\x01')) WITH ORDINALITY AS e (address, n)
-    ORDER BY e.n) AS path"""
-# Each root's kept walk (`total` NULL: none) and its page: at most $8 rows after ($6, $7).
+# Each root's kept walk (`total` NULL: none) and its page: at most $8 rows after ($6, $7)
+# in the walk's primary key order, one index range. A page row is at its root's version:
+# the rows carry no version or state columns, and their attributes only when asked for.
 _PAGES = f"""
-    SELECT k.ord AS page_owner, kv.serial AS walk_serial, w.total, w.kept, p.rn, p.depth,
-           {_PATH}, {RESOURCE_COLUMNS}
+    SELECT k.ord AS page_owner, kv.serial, w.total, w.kept, p.rn, p.depth,
+           p.path, {ROW_COLUMNS}{{attributes}}
     FROM {KEYS_AT_VERSIONS}
     LEFT JOIN blast_walks w ON {_WALK_OF_ROOT}
     LEFT JOIN LATERAL (
@@ -215,8 +215,9 @@ _PAGES = f"""
                 AND (x.depth, x.address) > ($6, $7)
               ORDER BY x.depth, x.address LIMIT $8) q
     ) p ON true
-    {RESOURCE_JOINS}
+    {ROW_JOIN}
     ORDER BY k.ord, p.rn"""
+_PAGES_OF = {True: _PAGES.format(attributes=", r.attributes"), False: _PAGES.format(attributes="")}
 # Drops the walks past the limits that no one is walking (their lock free), with their
 # rows: older than $1 seconds, or past $2 rows from the newest (but the newest).
 _EXPIRE = f"""
@@ -254,19 +255,23 @@ async def blast_radius(
     first: int,
     after: tuple[int, int, str] | None = None,
     rows: bool = True,
+    attributes: bool = True,
 ) -> dict[ResourceKey, Page[asyncpg.Record]]:
     """Every resource reachable from each root at the root's version, once, at its
-    shortest depth (1..max_depth), with one shortest path (root first, itself last):
+    shortest depth (1..max_depth), with one shortest path (root first, itself last,
+    encoded: path_addresses decodes it):
     by depth, then address. A root with nothing in reach has no page.
 
     `after` is a BLAST_KEY (serial, depth, address): the serial of the version it was
     paged at, which must be the root's. `rows=False`: each radius' size only (its
-    page's total; no rows)."""
+    page's total; no rows). A row has ROW_COLUMNS (it is at its root's version), and
+    with `attributes` its attributes."""
     _check_depth(max_depth)
     depth, address = (after[1], after[2]) if after else (0, "")  # (0, ""): before depth 1
     key = (*key_arrays(roots), max_depth, direction.value, DIRECT_EDGES)
     page = (depth, address, first + 1 if rows else 0)
-    records = await conn.fetch(_PAGES, *key, *page)
+    pages = _PAGES_OF[attributes]
+    records = await conn.fetch(pages, *key, *page)
     unkept = _unkept(records, len(roots), rows=rows, serial=after and after[0])
     if unkept:
         walked = key_arrays([roots[ord - 1] for ord in unkept])
@@ -276,7 +281,7 @@ async def blast_radius(
         async with conn.transaction():
             await conn.execute(_LOCK_ROOTS, *walked, *key[2:])
             await conn.execute(keep, *walked, *key[2:], rows)
-            records = await conn.fetch(_PAGES, *key, *page)
+            records = await conn.fetch(pages, *key, *page)
             await conn.execute(_EXPIRE, limits.seconds, limits.rows)
     counted = (r for r in records if r["total"])  # an empty radius: no page
     return by_key(pages_by_owner(counted, first, BLAST_KEY), roots)
@@ -289,16 +294,21 @@ def _unkept(
     of another version than its root's is refused."""
     found = {record["page_owner"]: record for record in records}
     for record in found.values():
-        if serial is not None and record["walk_serial"] != serial:
+        if serial is not None and record["serial"] != serial:
             raise BadInput(
                 f"the cursor pages the blast radius at serial {serial}, "
-                f"this resource is at serial {record['walk_serial']}: start again without it"
+                f"this resource is at serial {record['serial']}: start again without it"
             )
     return [
         ord
         for ord in range(1, roots + 1)
         if (r := found.get(ord)) is None or r["total"] is None or (rows and not r["kept"])
     ]
+
+
+def path_addresses(path: str) -> list[str]:
+    """A page row's path, as the walk encodes it, back to its list of addresses."""
+    return [address.replace("\x01\x02", "\x01") for address in path.split("\x01\x01")]
 
 
 async def forget_walks(

@@ -78,3 +78,31 @@ async def test_total_count_alone_keeps_no_rows(client, conn, statements) -> None
     assert await conn.fetchval("SELECT count(*) FROM blast_walk_rows") == 0
     assert len(_addresses(await _walk(client))) == 15  # rows wanted: walked and kept
     assert [tuple(r) for r in await conn.fetch(kept)] == [(15, True)]
+
+
+ATTRIBUTES = """{ blastRadius(state: "g", address: "terraform_data.r", first: 3) {
+  edges { node { resource { address ... on Resource { input: attributes(path: ["input"]) } } } }
+} }"""
+
+
+def _page_reads(statements) -> list[str]:
+    return [s for s in statements.statements if "FROM blast_walk_rows x" in s]
+
+
+async def test_a_page_reads_attributes_only_when_the_query_selects_them(
+    client, conn, statements
+) -> None:
+    await write_version(conn, "g", chain_graph(), actor="test")
+    await _walk(client)  # kept: each page below is one read
+    statements.statements.clear()
+    radius = (await gql(client, ATTRIBUTES))["blastRadius"]
+    shown = [e["node"]["resource"] for e in radius["edges"]]
+    assert shown == [{"address": T + x, "input": x} for x in ("b", "c", "k01")]
+    [read] = _page_reads(statements)
+    assert "r.attributes" in read  # selected (in a fragment): read with the page
+    assert len(statements.statements) == 2  # the root, the page: no loader of attributes
+
+    statements.statements.clear()
+    await _walk(client)
+    assert _page_reads(statements)
+    assert not [s for s in _page_reads(statements) if "r.attributes" in s]

@@ -3,7 +3,7 @@
 import pytest
 
 from app.errors import BadInput, LimitExceeded
-from app.graph.edges import Direction, blast_radius, neighbours
+from app.graph.edges import Direction, blast_radius, neighbours, path_addresses
 from app.graph.resources import find_resource
 from app.graph.store import write_version
 from tests.graph.states import WALK_LIMITS, chain_graph
@@ -24,7 +24,11 @@ async def _ids(conn) -> dict[str, object]:
 
 def _radius(page) -> list[tuple[str, int, list[str]]]:
     return [
-        (r["address"].removeprefix(T), r["depth"], [a.removeprefix(T) for a in r["path"]])
+        (
+            r["address"].removeprefix(T),
+            r["depth"],
+            [a.removeprefix(T) for a in path_addresses(r["path"])],
+        )
         for r in page.rows
     ]
 

@@ -17,7 +17,13 @@ from app.graph.queries import (
     versions_at,
     versions_of,
 )
-from app.graph.resources import Mode, ResourceFilter, search_resources, version_resources
+from app.graph.resources import (
+    Mode,
+    ResourceFilter,
+    attributes_of,
+    search_resources,
+    version_resources,
+)
 from app.graph.sensitive import sensitive_paths, withhold
 from app.graph.store import write_version
 from app.paging import ALL
@@ -122,6 +128,18 @@ async def test_attribute_search_finds_exactly_the_matching_instances(conn) -> No
     assert await addresses(ResourceFilter(address_prefix="data.")) == [
         ("fleet", "data.aws_ami.ubuntu")
     ]
+
+
+async def test_attributes_of_rows_read_without_them(conn) -> None:
+    written = await write_version(
+        conn, "attrs", state([resource("null_resource", "a", attributes={"id": "x"})]), actor="t"
+    )
+    [row] = await conn.fetch(
+        "SELECT id, attributes FROM resources WHERE state_id = $1", written.state_id
+    )
+    other = (row["id"], written.version_id)  # not a state id: nothing found
+    found = await attributes_of(conn, [(row["id"], written.state_id), other])
+    assert found == {(row["id"], written.state_id): row["attributes"]}
 
 
 async def test_search_covers_only_current_versions_unless_a_version_is_given(conn) -> None:

@@ -11,7 +11,7 @@ import asyncpg
 import pytest
 
 from app.errors import BadInput
-from app.graph.edges import WalkLimits, blast_radius
+from app.graph.edges import WalkLimits, blast_radius, path_addresses
 from app.graph.resources import ResourceKey
 from app.graph.retention import prune_state
 from app.graph.store import delete_state, write_version
@@ -55,7 +55,9 @@ async def _pages(
     rows, after = [], None
     while True:
         page = (await blast_radius(conn, [root], limits=limits, first=first, after=after))[root]
-        rows += [(r["depth"], r["address"].removeprefix(T), r["path"]) for r in page.rows]
+        rows += [
+            (r["depth"], r["address"].removeprefix(T), path_addresses(r["path"])) for r in page.rows
+        ]
         if not page.has_next:
             return rows
         after = page.keys[-1]
@@ -79,7 +81,9 @@ async def test_the_first_page_walks_and_the_next_ones_read_their_slice(conn) -> 
         assert len(walked) == 1  # 4 pages, one walk
         whole = (await blast_radius(conn, [ids["r"]], limits=WALK_LIMITS, first=100))[ids["r"]]
         assert len(walked) == 1
-    assert paged == [(r["depth"], r["address"].removeprefix(T), r["path"]) for r in whole.rows]
+    assert paged == [
+        (r["depth"], r["address"].removeprefix(T), path_addresses(r["path"])) for r in whole.rows
+    ]
     assert len(paged) == len({a for _, a, _ in paged}) == whole.total == 15
     assert await _kept(conn) == {"r": (15, True, 15)}
 
@@ -181,7 +185,7 @@ async def test_two_requests_for_one_unkept_walk_keep_it_once(pool, conn) -> None
     async def request() -> list:
         async with pool.acquire() as other:
             page = await blast_radius(other, [ids["r"]], limits=WALK_LIMITS, first=100)
-        return [(r["depth"], r["address"], r["path"]) for r in page[ids["r"]].rows]
+        return [(r["depth"], r["address"], path_addresses(r["path"])) for r in page[ids["r"]].rows]
 
     # The first request to walk stops at its insert until the table lock goes; the second,
     # arrived meanwhile, waits for the first's walk: it finds it kept and reads it.

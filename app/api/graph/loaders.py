@@ -22,6 +22,7 @@ class Blast:
     max_depth: int
     page: PageArgs
     rows: bool  # False: the total alone (no edges or pageInfo selected)
+    attributes: bool = True  # the resources' attributes (False: loaded when asked for)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,11 @@ class GraphLoaders:
     @cached_property
     def resource(self) -> DataLoader[ResourceKey, Any]:
         return by_key(self.pool, resources.resources_by_keys)
+
+    @cached_property
+    def attributes(self) -> DataLoader[tuple[UUID, UUID], Any]:
+        """Of a resource row (row id, state id) read without them."""
+        return by_key(self.pool, resources.attributes_of)
 
     @cached_property
     def event(self) -> DataLoader[UUID, Any]:
@@ -140,5 +146,6 @@ class GraphLoaders:
                 first=a.page.first,
                 after=a.page.after,
                 rows=a.rows,
+                attributes=a.attributes,
             ),
         )

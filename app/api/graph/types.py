@@ -20,6 +20,7 @@ from strawberry.scalars import JSON
 
 from app.api.context import Info
 from app.api.graph.loaders import Blast, Filtered, Hop
+from app.api.lookahead import Selected, descend
 from app.api.pagination import (
     DEFAULT_FIRST,
     AfterArg,
@@ -365,18 +366,25 @@ class Resource(relay.Node):
     state: State
     version: StateVersion
     resource_id: strawberry.Private[UUID]
-    raw_attributes: strawberry.Private[Any]
+    raw_attributes: strawberry.Private[Any]  # UNLOADED: read without (loaded when selected)
     prefetched: strawberry.Private[dict[Hashable, Any]] = dataclasses.field(default_factory=dict)
 
     @strawberry.field(
         description="The attributes, or the value at `path` (keys; list indexes as strings). "
         "Sensitive values are null."
     )
-    def attributes(self, path: list[str] | None = None) -> JSON | None:
+    def attributes(self, info: Info, path: list[str] | None = None) -> JSON | None:
+        if self.raw_attributes is UNLOADED:
+            # an awaitable of the value (graphql-core awaits what resolvers return)
+            return self._load_attributes(info, path)  # type: ignore[return-value]
         value: JSON | None = resources.attribute_value(
             self.raw_attributes, self.sensitive_attributes, path or ()
         )
         return value
+
+    async def _load_attributes(self, info: Info, path: list[str] | None) -> Any:
+        loaded = await info.context.graph.attributes.load((self.resource_id, self.state.state_id))
+        return resources.attribute_value(loaded, self.sensitive_attributes, path or ())
 
     @strawberry.field(
         description="What it depends on, by address. `direct`: only the edges no other "
@@ -466,8 +474,8 @@ def _direction(value: Any) -> edges.Direction:
     )
 
 
-def _hop_key(direction: edges.Direction) -> Callable[[Mapping[str, Any], frozenset[str]], Hop]:
-    def key(arguments: Mapping[str, Any], selected: frozenset[str]) -> Hop:
+def _hop_key(direction: edges.Direction) -> Callable[[Mapping[str, Any], list[Selected]], Hop]:
+    def key(arguments: Mapping[str, Any], selected: list[Selected]) -> Hop:
         first, after = arguments.get("first"), arguments.get("after")
         direct = bool(arguments.get("direct"))
         return Hop(direction, page_args(first, after, edges.NEIGHBOUR_KEY), direct)
@@ -479,12 +487,15 @@ def _hop_key(direction: edges.Direction) -> Callable[[Mapping[str, Any], frozens
 _ROWLESS = frozenset({"totalCount", "__typename"})
 
 
-def _blast_key(arguments: Mapping[str, Any], selected: frozenset[str]) -> Blast:
+def _blast_key(arguments: Mapping[str, Any], selected: list[Selected]) -> Blast:
     page = page_args(arguments.get("first"), arguments.get("after"), edges.BLAST_KEY)
     max_depth = arguments.get("maxDepth")
     direction = _direction(arguments.get("direction"))
     depth = edges.DEFAULT_DEPTH if max_depth is None else max_depth
-    return Blast(direction, depth, page, rows=not selected <= _ROWLESS)
+    shown = {field.name for field in descend(selected, ())}
+    resource = descend(selected, ("edges", "node", "resource"))
+    attributes = any(field.name == "attributes" for field in resource)
+    return Blast(direction, depth, page, rows=not shown <= _ROWLESS, attributes=attributes)
 
 
 async def _load_hops(
@@ -499,13 +510,16 @@ async def _load_blasts(
 ) -> list[Connection[BlastRadiusNode]]:
     roots = [(o.key, key) for o in owners]
     pages = await info.context.graph.blast_radius.load_many(roots)
-    return [blast_connection(page, after) for page in pages]
+    return [blast_connection(page, after, o.version) for page, o in zip(pages, owners, strict=True)]
 
 
-def blast_connection(page: Page[Any], after: str | None) -> Connection[BlastRadiusNode]:
+def blast_connection(
+    page: Page[Any], after: str | None, version: StateVersion
+) -> Connection[BlastRadiusNode]:
+    """A page of a blast radius whose root is at `version` (its rows are too)."""
     nodes = [
-        BlastRadiusNode(resource=resource, depth=r["depth"], path=r["path"])
-        for r, resource in zip(page.rows, resources_of(page.rows), strict=True)
+        BlastRadiusNode(resource=resource, depth=r["depth"], path=edges.path_addresses(r["path"]))
+        for r, resource in zip(page.rows, resources_of(page.rows, version), strict=True)
     ]
     return connection(page, nodes, after=after)
 
@@ -561,21 +575,26 @@ def version_of(r: Row, state: State | None = None) -> StateVersion:
     )
 
 
+# A Resource's attributes not read with its row (resources.ROW_COLUMNS).
+UNLOADED: Any = object()
+
+
 def _resource_of(record: Row) -> Resource:
     return resources_of([record])[0]
 
 
-def resources_of(records: Iterable[Row]) -> list[Resource]:
-    """Resources of rows with RESOURCE_COLUMNS; rows of one version share its objects."""
+def resources_of(records: Iterable[Row], at: StateVersion | None = None) -> list[Resource]:
+    """Resources of rows with RESOURCE_COLUMNS; rows of one version share its objects.
+    With `at`: rows with ROW_COLUMNS (and maybe attributes), all at that version."""
     versions: dict[UUID, StateVersion] = {}
     built = []
     for r in records:
-        version = versions.get(r["version_id"])
+        version = at or versions.get(r["version_id"])
         if version is None:
             version = versions[r["version_id"]] = version_of(r)
         built.append(
             Resource(
-                id=f"{r['id']}:{r['version_id']}",
+                id=f"{r['id']}:{version.version_id}",
                 resource_id=r["id"],
                 address=r["address"],
                 mode=resources.Mode(r["mode"]),
@@ -588,7 +607,7 @@ def resources_of(records: Iterable[Row]) -> list[Resource]:
                 deposed=r["deposed"],
                 status=r["status"],
                 sensitive_attributes=r["sensitive_attributes"],
-                raw_attributes=r["attributes"],
+                raw_attributes=r.get("attributes", UNLOADED),
                 state=version.state,
                 version=version,
             )
