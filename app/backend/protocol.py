@@ -14,7 +14,7 @@ from starlette.requests import Request
 
 from app.errors import BadInput, LimitExceeded
 from app.jsonutil import JsonInputError, read
-from app.tfstate import EncryptedState, EnvelopeError, NormalizedState, StateError, parse_body
+from app.tfstate import EncryptedState, EnvelopeError, ScannedState, StateError, parse_body
 
 # Go's zero time.Time, as a LockInfo built from only an ID marshals its "Created"
 _ZERO_TIME = "0001-01-01T00:00:00Z"
@@ -63,7 +63,7 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def decode_state(body: bytes) -> NormalizedState | EncryptedState:
+def decode_state(body: bytes) -> ScannedState | EncryptedState:
     """Parse a POSTed state, or an OpenTofu encrypted state's envelope (CPU-bound: run
     it off the event loop)."""
     try:
@@ -71,7 +71,13 @@ def decode_state(body: bytes) -> NormalizedState | EncryptedState:
     except EnvelopeError as exc:
         raise BadInput(f"not a valid OpenTofu encrypted state: {exc}") from None
     except StateError as exc:
-        raise BadInput(f"not a valid Terraform v4 state: {exc}") from None
+        raise invalid_state(exc) from None
+
+
+def invalid_state(exc: StateError) -> BadInput:
+    """What a POST answers for a state found invalid: when decoded, or by the write
+    that normalizes the instances it does not keep (app/tfstate/scan.py)."""
+    return BadInput(f"not a valid Terraform v4 state: {exc}")
 
 
 def lock_info(body: bytes) -> dict[str, Any]:

@@ -26,13 +26,14 @@ from starlette.types import Receive, Scope, Send
 
 from app import db
 from app.auth import actor
-from app.backend.protocol import decode_state, lock_info, read_body, unlock_request
+from app.backend.protocol import decode_state, invalid_state, lock_info, read_body, unlock_request
 from app.errors import BadInput, Locked, MethodNotAllowed, NotFound, Unavailable
 from app.graph import locks, raw
 from app.graph.store import Written
 from app.http import json_response
 from app.jsonutil import gc_paused
 from app.observe import IMPORT_BYTES, LARGE_WRITES_REFUSED, LOCK_CONFLICTS, STATE_WRITES
+from app.tfstate import StateError
 
 LOCK_INFO_LIMIT = 64 * 1024
 MAX_NAME_LENGTH = 512
@@ -116,15 +117,18 @@ async def post_state(request: Request, name: str) -> Response:
 async def _write(request: Request, name: str, body: bytes, lock_id: str | None) -> Written:
     state = await asyncio.to_thread(decode_state, body)
     async with db.connection(_pool(request)) as conn:
-        return await locks.guarded_write(
-            conn,
-            name,
-            body,
-            lock_id,
-            state=state,
-            actor=actor(request),
-            keep_last=request.app.state.settings.prune_keep_last,
-        )
+        try:
+            return await locks.guarded_write(
+                conn,
+                name,
+                body,
+                lock_id,
+                state=state,
+                actor=actor(request),
+                keep_last=request.app.state.settings.prune_keep_last,
+            )
+        except StateError as exc:  # an instance the write normalized
+            raise invalid_state(exc) from None
 
 
 async def delete_state(request: Request, name: str) -> Response:

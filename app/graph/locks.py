@@ -16,7 +16,7 @@ import asyncpg
 
 from app.errors import Locked, NotFound
 from app.graph.store import Written, delete_state, ensure_state, write_version
-from app.tfstate import EncryptedState, NormalizedState
+from app.tfstate import EncryptedState, ScannedState
 
 
 async def _hold(conn: asyncpg.Connection, name: str) -> UUID | None:
@@ -150,7 +150,7 @@ async def guarded_write(
     body: bytes,
     lock_id: str | None,
     *,
-    state: NormalizedState | EncryptedState,
+    state: ScannedState | EncryptedState,
     actor: str,
     keep_last: int | None = None,
 ) -> Written:

@@ -6,6 +6,7 @@ document from those rows, never from raw_state.
 """
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 from uuid import UUID
@@ -28,12 +29,13 @@ from app.tfstate import (
     InstanceRow,
     NormalizedState,
     OutputRow,
-    parse_state,
+    ScannedState,
     render_state,
+    scan_state,
 )
 from app.tfstate.digest import instance_digest, output_digest
 from app.tfstate.order import in_document_order, layout_of
-from app.tfstate.parse import resolve_edges
+from app.tfstate.parse import InstanceShape, resolve_edges
 from app.tfstate.reduction import direct_edges
 
 _JSONB_INSTANCE = {
@@ -92,7 +94,7 @@ async def write_version(
     actor: str,
     action: str = "write",
     kind: str = "terraform",
-    state: NormalizedState | EncryptedState | None = None,
+    state: NormalizedState | ScannedState | EncryptedState | None = None,
     detail: dict[str, Any] | None = None,
     keep_last: int | None = None,
 ) -> Written:
@@ -106,7 +108,7 @@ async def write_version(
     set (when known), unless the current version is empty. An encrypted state
     is a version with no rows, numbered as `EncryptedState.as_version` says.
     """
-    state = state or parse_state(body)
+    state = state or scan_state(body)
     md5 = hashlib.md5(body).digest()
     async with conn.transaction():
         state_id = await ensure_state(conn, name, kind)
@@ -134,11 +136,12 @@ async def write_version(
                     f"{current['serial']} of state {name!r}",
                     {"current_serial": current["serial"], "serial": state.serial},
                 )
-        version_id = await _insert_version(conn, state_id, state, body, md5, actor)
         # Building rows allocates per instance; with the parsed state alive, each GC pass
         # would walk millions of objects that can form no cycle.
         with gc_paused():
-            changes = await _write_rows(conn, state_id, version_id, state)
+            matched = await _match_rows(conn, state_id, state)
+            version_id = await _insert_version(conn, state_id, state, matched, body, md5, actor)
+            changes = await _write_rows(conn, state_id, version_id, state, matched)
         await conn.execute(
             "UPDATE states SET lineage = nullif($2, '') WHERE id = $1", state_id, state.lineage
         )
@@ -175,7 +178,8 @@ async def write_version(
 async def _insert_version(
     conn: asyncpg.Connection,
     state_id: UUID,
-    state: NormalizedState,
+    state: NormalizedState | ScannedState,
+    matched: "_Matched",
     body: bytes,
     md5: bytes,
     actor: str,
@@ -194,8 +198,8 @@ async def _insert_version(
         state.extra,
         state.omitted,
         actor,
-        len(state.instances),
-        layout_of(state.instances),
+        len(matched.refs),
+        layout_of(matched.refs),
         state.encrypted,
     )
     return version_id
@@ -216,8 +220,83 @@ class RowChanges:
         return {"added": self.added, "changed": self.changed, "removed": self.removed}
 
 
+@dataclass(frozen=True)
+class _Matched:
+    """A new version's instances against the current version's rows (by address)."""
+
+    refs: list[InstanceShape]  # every instance in document order (its row, when normalized)
+    row_ids: list[UUID | None]  # the kept row of each, None for a new one
+    new: list[tuple[int, InstanceRow, bytes, bytes | None]]  # position, row, content hash, raw
+    closed: dict[UUID, str]  # the current rows not kept (removed or replaced): their addresses
+    changed: int  # of the new rows, those replacing a row at their address
+    rehashed: list[tuple[UUID, bytes]]  # kept rows whose raw hash was not the instance's
+
+
+async def _match_rows(
+    conn: asyncpg.Connection, state_id: UUID, state: NormalizedState | ScannedState
+) -> _Matched:
+    """Which instances keep the current version's row: a scanned instance whose raw hash a
+    current row has (app/tfstate/scan.py) without normalizing it; any other instance,
+    normalized, when its content hash is its address' row's."""
+    current = {
+        r["address"]: (r["id"], r["content_hash"], r["raw_hash"])
+        for r in await conn.fetch(
+            """SELECT address, id, content_hash, raw_hash FROM resources
+               WHERE state_id = $1 AND serial_to IS NULL""",
+            state_id,
+        )
+    }
+    refs: list[InstanceShape] = []
+    row_ids: list[UUID | None] = []
+    new: list[tuple[int, InstanceRow, bytes, bytes | None]] = []
+    rehashed: list[tuple[UUID, bytes]] = []
+    changed = 0
+
+    def match(row: InstanceRow, raw: bytes | None) -> None:
+        nonlocal changed
+        digest = instance_digest(row)
+        refs.append(row)
+        kept = current.pop(row.address, None)
+        if kept is not None and kept[1] == digest:
+            row_ids.append(kept[0])
+            if raw is not None and kept[2] != raw:  # the next write keeps it unnormalized
+                rehashed.append((kept[0], raw))
+            return
+        if kept is not None:
+            changed += 1
+            current[row.address] = kept  # closed below, with the removed ones
+        row_ids.append(None)
+        new.append((len(refs) - 1, row, digest, raw))
+
+    if isinstance(state, ScannedState):
+        by_raw = {raw: address for address, (_, _, raw) in current.items() if raw is not None}
+        # popped: of two equal instances (a duplicate address) the second is normalized
+        kept_at = {
+            position: address
+            for position, instance in enumerate(state.instances)
+            if (address := by_raw.pop(instance.raw_hash, None)) is not None
+        }
+        seen = set(kept_at.values())  # the addresses normalized instances must not repeat
+        for position, instance in enumerate(state.instances):
+            address = kept_at.get(position)
+            if address is None:
+                match(instance.row(seen), instance.raw_hash)
+            else:
+                refs.append(instance.ref(address))
+                row_ids.append(current.pop(address)[0])
+    else:
+        for row in state.instances:
+            match(row, None)
+    closed = {row_id: address for address, (row_id, _, _) in current.items()}
+    return _Matched(refs, row_ids, new, closed, changed, rehashed)
+
+
 async def _write_rows(
-    conn: asyncpg.Connection, state_id: UUID, version_id: UUID, state: NormalizedState
+    conn: asyncpg.Connection,
+    state_id: UUID,
+    version_id: UUID,
+    state: NormalizedState | ScannedState,
+    matched: _Matched,
 ) -> RowChanges:
     """Share the current version's unchanged rows with the new version; insert what was
     added or changed, close what was removed or replaced (serial_to = the new serial).
@@ -226,89 +305,15 @@ async def _write_rows(
     and a kept target is the same instance of the same resource. So only edges from or
     to new rows are inserted, and only edges touching closed rows are closed.
     """
-    serial = state.serial
-    current = {
-        r["address"]: (r["id"], r["content_hash"])
-        for r in await conn.fetch(
-            """SELECT address, id, content_hash FROM resources
-               WHERE state_id = $1 AND serial_to IS NULL""",
-            state_id,
-        )
-    }
-    row_ids: list[UUID | None] = []
-    new_rows: list[tuple[int, bytes]] = []  # (position, digest)
-    changed = 0
-    for position, row in enumerate(state.instances):
-        digest = instance_digest(row)
-        kept = current.pop(row.address, None)
-        if kept is not None and kept[1] == digest:
-            row_ids.append(kept[0])
-            continue
-        if kept is not None:
-            changed += 1
-            current[row.address] = kept  # closed below, with the removed ones
-        row_ids.append(None)
-        new_rows.append((position, digest))
-    closed = {row_id: address for address, (row_id, _) in current.items()}
-    if closed:
-        await conn.execute(
-            """UPDATE resources SET serial_to = $2 WHERE state_id = $1 AND id = ANY($3::uuid[])""",
-            state_id,
-            serial,
-            list(closed),
-        )
-    new_ids = time_ordered_ids(len(new_rows))
-    for (position, _), row_id in zip(new_rows, new_ids, strict=True):
-        row_ids[position] = row_id
-    if new_rows:
-        instances = state.instances
-        await conn.copy_records_to_table(
-            "resources",
-            columns=_RESOURCE_COPY_COLUMNS,
-            records=[
-                (row_id, state_id, version_id, serial, digest, *instances[position])
-                for (position, digest), row_id in zip(new_rows, new_ids, strict=True)
-            ],
-        )
-    # every position holds an id now: a kept row's, else a new one (filled in just above)
-    filled = cast(list[UUID], row_ids)
-    await _write_edges(conn, state_id, version_id, state, filled, {p for p, _ in new_rows}, closed)
-    await _write_outputs(conn, state_id, version_id, state)
-    return RowChanges(
-        len(new_rows) - changed, changed, len(closed) - changed, new_ids, list(closed)
-    )
-
-
-async def _write_edges(
-    conn: asyncpg.Connection,
-    state_id: UUID,
-    version_id: UUID,
-    state: NormalizedState,
-    row_ids: list[UUID],
-    new_positions: set[int],
-    closed: dict[UUID, str],
-) -> None:
-    """Close the edges touching closed rows, insert those touching new rows, with their
-    `direct` flag (app/tfstate/reduction.py).
-
-    Directness depends only on which instances depend on which: when the edges a write
-    closes and inserts join the same addresses (an attribute changed), each new edge
-    takes the flag of the one it replaces. Otherwise the whole graph's flags are
-    computed again, and a kept edge whose flag changed is closed and written anew.
-    """
-    if not closed and not new_positions:
-        return
-    serial, instances = state.serial, state.instances
-    address_of = {row_id: row.address for row_id, row in zip(row_ids, instances, strict=True)}
-    address_of.update(closed)
-    replaced = (
+    serial, closed = state.serial, matched.closed
+    # the dependencies each closed row had, by address (JSON null and absent: None)
+    closed_names = (
         {
-            (address_of[r["from_resource_id"]], address_of[r["to_resource_id"]]): r["direct"]
+            closed[r["id"]]: (r["dependencies_raw"], r["depends_on_raw"])
             for r in await conn.fetch(
-                """UPDATE resource_dependencies SET serial_to = $2
-               WHERE state_id = $1 AND serial_to IS NULL
-                 AND (from_resource_id = ANY($3::uuid[]) OR to_resource_id = ANY($3::uuid[]))
-               RETURNING from_resource_id, to_resource_id, direct""",
+                """UPDATE resources SET serial_to = $2
+                   WHERE state_id = $1 AND id = ANY($3::uuid[])
+                   RETURNING id, dependencies_raw, depends_on_raw""",
                 state_id,
                 serial,
                 list(closed),
@@ -317,19 +322,132 @@ async def _write_edges(
         if closed
         else {}
     )
-    every_row_new = len(new_positions) == len(instances)
-    pairs = state.edges if every_row_new else resolve_edges(instances, touching=new_positions)
-    by_address = {(instances[a].address, instances[b].address): (a, b) for a, b in pairs}
+    if matched.rehashed:
+        await conn.execute(
+            """UPDATE resources r SET raw_hash = h.raw_hash
+               FROM unnest($2::uuid[], $3::bytea[]) AS h (id, raw_hash)
+               WHERE r.state_id = $1 AND r.id = h.id""",
+            state_id,
+            [row_id for row_id, _ in matched.rehashed],
+            [raw for _, raw in matched.rehashed],
+        )
+    new_ids = time_ordered_ids(len(matched.new))
+    row_ids = list(matched.row_ids)
+    for (position, *_), row_id in zip(matched.new, new_ids, strict=True):
+        row_ids[position] = row_id
+    if matched.new:
+        await conn.copy_records_to_table(
+            "resources",
+            columns=_RESOURCE_COPY_COLUMNS,
+            records=[
+                (row_id, state_id, version_id, serial, digest, raw, *row)
+                for (_, row, digest, raw), row_id in zip(matched.new, new_ids, strict=True)
+            ],
+        )
+    # every position holds an id now: a kept row's, else a new one (filled in just above)
+    filled = cast(list[UUID], row_ids)
+    new_positions = {position for position, *_ in matched.new}
+    await _write_edges(
+        conn,
+        state_id,
+        version_id,
+        serial,
+        matched.refs,
+        filled,
+        new_positions,
+        closed,
+        _successors(matched, closed_names, new_ids),
+    )
+    await _write_outputs(conn, state_id, version_id, state)
+    added = len(matched.new) - matched.changed
+    return RowChanges(added, matched.changed, len(closed) - matched.changed, new_ids, list(closed))
+
+
+def _successors(
+    matched: _Matched, closed_names: dict[str, tuple[Any, Any]], new_ids: list[UUID]
+) -> dict[UUID, UUID] | None:
+    """Each closed row's successor, when every new row replaces the closed row at its
+    address and names what it named (JSON null as absent): the edges are then the same,
+    between the successors. None otherwise."""
+    if len(matched.new) != len(closed_names):  # an instance added or removed
+        return None
+    successors: dict[UUID, UUID] = {}
+    row_at = {address: row_id for row_id, address in matched.closed.items()}
+    for (_, row, _, _), new_id in zip(matched.new, new_ids, strict=True):
+        names = (row.dependencies_raw, row.depends_on_raw)
+        if closed_names.get(row.address) != tuple(None if n is JSON_NULL else n for n in names):
+            return None
+        successors[row_at[row.address]] = new_id
+    return successors
+
+
+async def _write_edges(
+    conn: asyncpg.Connection,
+    state_id: UUID,
+    version_id: UUID,
+    serial: int,
+    instances: Sequence[InstanceShape],
+    row_ids: list[UUID],
+    new_positions: set[int],
+    closed: dict[UUID, str],
+    successors: dict[UUID, UUID] | None,
+) -> None:
+    """Close the edges touching closed rows, insert those touching new rows, with their
+    `direct` flag (app/tfstate/reduction.py).
+
+    With `successors` (each closed row's new row at its address, with its dependencies:
+    no instance added or removed) the edges are those closed, to and from the successors.
+    Otherwise, directness depends only on which instances depend on which: when the
+    edges a write closes and inserts join the same addresses (an attribute changed),
+    each new edge takes the flag of the one it replaces. Otherwise the whole graph's
+    flags are computed again, and a kept edge whose flag changed is closed and written
+    anew.
+    """
+    if not closed and not new_positions:
+        return
+    closed_edges = (
+        await conn.fetch(
+            """UPDATE resource_dependencies SET serial_to = $2
+               WHERE state_id = $1 AND serial_to IS NULL
+                 AND (from_resource_id = ANY($3::uuid[]) OR to_resource_id = ANY($3::uuid[]))
+               RETURNING from_resource_id, to_resource_id, direct""",
+            state_id,
+            serial,
+            list(closed),
+        )
+        if closed
+        else []
+    )
     records: list[tuple[object, ...]] = []
+    if successors is not None:
+        for r in closed_edges:
+            ends = (r["from_resource_id"], r["to_resource_id"])
+            from_id, to_id = (successors.get(end, end) for end in ends)
+            records.append((state_id, version_id, serial, from_id, to_id, r["direct"]))
+        await _copy_edges(conn, records)
+        return
+    address_of = {row_id: row.address for row_id, row in zip(row_ids, instances, strict=True)}
+    address_of.update(closed)
+    replaced = {
+        (address_of[r["from_resource_id"]], address_of[r["to_resource_id"]]): r["direct"]
+        for r in closed_edges
+    }
+    every_row_new = len(new_positions) == len(instances)
+    pairs = resolve_edges(instances, touching=None if every_row_new else new_positions)
+    by_address = {(instances[a].address, instances[b].address): (a, b) for a, b in pairs}
     if not every_row_new and by_address.keys() == replaced.keys():
         for key, (a, b) in by_address.items():
             records.append((state_id, version_id, serial, row_ids[a], row_ids[b], replaced[key]))
     else:
-        direct = direct_edges(len(instances), state.edges)
+        direct = direct_edges(len(instances), pairs if every_row_new else resolve_edges(instances))
         for a, b in pairs:
             records.append((state_id, version_id, serial, row_ids[a], row_ids[b], (a, b) in direct))
         if not every_row_new:
             records += await _flip_kept_edges(conn, state_id, version_id, serial, row_ids, direct)
+    await _copy_edges(conn, records)
+
+
+async def _copy_edges(conn: asyncpg.Connection, records: list[tuple[object, ...]]) -> None:
     if records:
         await conn.copy_records_to_table(
             "resource_dependencies",
@@ -386,12 +504,16 @@ _RESOURCE_COPY_COLUMNS = (
     "state_version_id",
     "serial_from",
     "content_hash",
+    "raw_hash",
     *INSTANCE_COLUMNS,
 )
 
 
 async def _write_outputs(
-    conn: asyncpg.Connection, state_id: UUID, version_id: UUID, state: NormalizedState
+    conn: asyncpg.Connection,
+    state_id: UUID,
+    version_id: UUID,
+    state: NormalizedState | ScannedState,
 ) -> None:
     """Outputs follow versions like instances do (by name, their position included)."""
     current = {

@@ -12,6 +12,7 @@ from app.tfstate.parse import (
     parse_state,
 )
 from app.tfstate.render import render_state
+from app.tfstate.scan import ScannedState, scan_state
 
 __all__ = [
     "INSTANCE_COLUMNS",
@@ -21,8 +22,10 @@ __all__ = [
     "InstanceRow",
     "NormalizedState",
     "OutputRow",
+    "ScannedState",
     "StateError",
     "parse_body",
     "parse_state",
     "render_state",
+    "scan_state",
 ]

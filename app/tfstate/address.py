@@ -1,5 +1,6 @@
 """Addresses as Terraform prints them."""
 
+import functools
 import json
 import re
 from typing import Any
@@ -16,6 +17,7 @@ def index_suffix(index_key: Any) -> str:
     return f"[{index_key}]"
 
 
+@functools.lru_cache(maxsize=4096)  # a state has few modules, and edges ask per instance
 def module_config_path(module: str | None) -> str:
     """`module.a["x"].module.b[0]` -> `module.a.module.b`."""
     return _MODULE_INSTANCE_KEY.sub("", module) if module else ""

@@ -27,8 +27,8 @@ from app.tfstate.parse import (
     check_serial,
     json_type,
     load_document,
-    normalize_document,
 )
+from app.tfstate.scan import ScannedState, scan_document
 
 # The one envelope version OpenTofu writes (and reads)
 ENCRYPTION_VERSION = "v0"
@@ -75,14 +75,15 @@ class EncryptedState:
         )
 
 
-def parse_body(body: bytes | str) -> NormalizedState | EncryptedState:
-    """A state as POSTed: a v4 state, or an OpenTofu encrypted state's envelope.
+def parse_body(body: bytes | str) -> ScannedState | EncryptedState:
+    """A state as POSTed: a v4 state (scanned: its instances are normalized by the write
+    that needs them, app/tfstate/scan.py), or an OpenTofu encrypted state's envelope.
     Raises StateError (EnvelopeError for a malformed envelope) with the reason."""
     with gc_paused():
         doc = load_document(body)
         if "version" not in doc and any(mark in doc for mark in _MARKS):
             return parse_envelope(doc)
-        return normalize_document(doc)
+        return scan_document(doc)
 
 
 def parse_envelope(doc: dict[str, Any]) -> EncryptedState:

@@ -10,29 +10,29 @@ order is kept as a layout: the instance addresses of each resource, in order.
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from app.tfstate.parse import InstanceRow
+from app.tfstate.parse import InstanceRow, InstanceShape
 
 Layout = list[list[str]]
 
 
-def _resource_key(row: InstanceRow) -> tuple[str, str, str, str]:
+def _resource_key(row: InstanceShape) -> tuple[str, str, str, str]:
     return (row.module_path or "", row.mode, row.type, row.name)
 
 
-def _instance_key(row: InstanceRow) -> tuple[int, Any, str]:
+def _instance_key(row: InstanceShape) -> tuple[int, Any, str]:
     key = row.index_key
     kind = 0 if key is None else 1 if isinstance(key, int) else 2
     return (kind, 0 if key is None else key, row.deposed or "")
 
 
-def sort_key(row: InstanceRow) -> tuple[tuple[str, str, str, str], tuple[int, Any, str]]:
+def sort_key(row: InstanceShape) -> tuple[tuple[str, str, str, str], tuple[int, Any, str]]:
     return (_resource_key(row), _instance_key(row))
 
 
-def layout_of(instances: Sequence[InstanceRow]) -> Layout | None:
+def layout_of(instances: Sequence[InstanceShape]) -> Layout | None:
     """None when the document is in sorted order (each resource once, its instances
     sorted), else the addresses of each resource's instances in document order."""
-    previous: InstanceRow | None = None
+    previous: InstanceShape | None = None
     for row in instances:
         if previous is not None:
             new_resource = row.resource_index != previous.resource_index
@@ -45,7 +45,7 @@ def layout_of(instances: Sequence[InstanceRow]) -> Layout | None:
     return None
 
 
-def _explicit(instances: Iterable[InstanceRow]) -> Layout:
+def _explicit(instances: Iterable[InstanceShape]) -> Layout:
     layout: Layout = []
     current = None
     for row in instances:

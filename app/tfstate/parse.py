@@ -11,9 +11,9 @@ table. Conventions that make the round trip exact:
 """
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from app.errors import BadInput
 from app.jsonutil import JSON_NULL, JsonInputError, gc_paused, read
@@ -68,6 +68,34 @@ class OutputRow(NamedTuple):
     type: Any
     sensitive: bool | None
     extra: dict[str, Any]
+
+
+class InstanceShape(Protocol):
+    """What edges and layouts read of an instance: an InstanceRow, or a kept instance's
+    reference (app/tfstate/scan.py) that a write does not normalize again."""
+
+    @property
+    def address(self) -> str: ...
+    @property
+    def resource_index(self) -> int: ...
+    @property
+    def instance_index(self) -> int: ...
+    @property
+    def mode(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def module_path(self) -> str | None: ...
+    @property
+    def index_key(self) -> Any: ...
+    @property
+    def deposed(self) -> str | None: ...
+    @property
+    def dependencies_raw(self) -> Any: ...
+    @property
+    def depends_on_raw(self) -> Any: ...
 
 
 INSTANCE_COLUMNS = InstanceRow._fields
@@ -208,8 +236,20 @@ def load_document(body: bytes | str) -> dict[str, Any]:
     return doc
 
 
-def normalize_document(doc: dict[str, Any]) -> NormalizedState:
-    """A loaded v4 state document, validated and normalized into rows."""
+@dataclass(frozen=True)
+class DocumentHead:
+    """A document's fields but its resources, validated (its outputs normalized)."""
+
+    serial: int
+    lineage: str
+    terraform_version: str | None
+    outputs: list[OutputRow]
+    extra: dict[str, Any]
+    omitted: list[str]
+
+
+def document_head(doc: dict[str, Any]) -> DocumentHead:
+    """A loaded v4 state document's fields but its resources, validated."""
     if "version" not in doc:
         raise StateError("missing required field 'version'")
     if doc["version"] != 4 or isinstance(doc["version"], bool):
@@ -229,15 +269,20 @@ def normalize_document(doc: dict[str, Any]) -> NormalizedState:
         extra["terraform_version"] = None
     omitted = [k for k in ("outputs", "resources") if k not in doc]
     outputs = _outputs(doc.get("outputs", {}))
-    instances = _instances(doc.get("resources", []))
+    return DocumentHead(serial, lineage, terraform_version, outputs, extra, omitted)
+
+
+def normalize_document(doc: dict[str, Any]) -> NormalizedState:
+    """A loaded v4 state document, validated and normalized into rows."""
+    head = document_head(doc)
     return NormalizedState(
-        serial=serial,
-        lineage=lineage,
-        terraform_version=terraform_version,
-        instances=instances,
-        outputs=outputs,
-        extra=extra,
-        omitted=omitted,
+        serial=head.serial,
+        lineage=head.lineage,
+        terraform_version=head.terraform_version,
+        instances=_instances(doc.get("resources", [])),
+        outputs=head.outputs,
+        extra=head.extra,
+        omitted=head.omitted,
     )
 
 
@@ -265,77 +310,116 @@ def _outputs(outputs: Any) -> list[OutputRow]:
 
 
 def _instances(resources: Any) -> list[InstanceRow]:
-    if not isinstance(resources, list):
-        raise StateError(f"state: 'resources' must be a list, got {json_type(resources)}")
     rows: list[InstanceRow] = []
     seen: set[str] = set()
-    for resource_index, resource in enumerate(resources):
-        where = f"resources[{resource_index}]"
-        if not isinstance(resource, dict):
-            raise StateError(f"{where}: must be an object, got {json_type(resource)}")
-        mode = _require(resource, "mode", _STR, where)
-        rtype = _require(resource, "type", _STR, where)
-        name = _require(resource, "name", _STR, where)
-        where = f"{where} ({'data.' if mode == 'data' else ''}{rtype}.{name})"
-        if mode not in MODES:
-            raise StateError(f"{where}: 'mode' must be 'managed' or 'data', got {mode!r}")
-        provider = _require(resource, "provider", _STR, where)
-        instances = _require(resource, "instances", (list,), where)
-        module = _optional_str(resource, "module", where)
-        each = _optional_str(resource, "each", where)
-        if not instances:  # Terraform prunes these; a row per instance cannot hold one
-            raise StateError(f"{where}: a resource with no instances cannot be stored")
-        resource_extra = {k: v for k, v in resource.items() if k not in _RESOURCE_KEYS}
-        for key in ("module", "each"):
-            if key in resource and resource[key] is None:
-                resource_extra[key] = None
-        for instance_index, instance in enumerate(instances):
-            iwhere = f"{where} instance {instance_index}"
-            if not isinstance(instance, dict):
-                raise StateError(f"{iwhere}: must be an object, got {json_type(instance)}")
-            c, extra = _split(instance, _INSTANCE_FIELDS, iwhere)
-            address = instance_address(
-                module, mode, rtype, name, c.get("index_key"), c.get("deposed")
-            )
-            _indexable(address, iwhere)
-            if address in seen:
-                raise StateError(f"{iwhere}: duplicate instance address {address}")
-            seen.add(address)
-            for key in ("dependencies", "depends_on"):
-                deps = c.get(key)
-                if deps is not None and not (
-                    isinstance(deps, list) and all(isinstance(d, str) for d in deps)
-                ):
-                    raise StateError(f"{iwhere} ({address}): {key!r} must be a list of strings")
-            rows.append(
-                InstanceRow(
-                    address,
-                    resource_index,
-                    instance_index,
-                    mode,
-                    rtype,
-                    name,
-                    provider,
-                    module,
-                    each,
-                    c.get("index_key"),
-                    c.get("deposed"),
-                    c.get("status"),
-                    c.get("schema_version"),
-                    c.get("attributes"),
-                    c.get("attributes_flat"),
-                    c.get("sensitive_attributes"),
-                    c.get("private"),
-                    c.get("dependencies"),
-                    c.get("depends_on"),
-                    c.get("create_before_destroy"),
-                    c.get("identity"),
-                    c.get("identity_schema_version"),
-                    extra,
-                    resource_extra,
-                )
-            )
+    for header in resource_headers(resources):
+        for instance_index, instance in enumerate(header.instances):
+            rows.append(instance_row(header, instance_index, instance, seen))
     return rows
+
+
+@dataclass(frozen=True)
+class ResourceHeader:
+    """A resource of the document, validated, with its instances still as parsed."""
+
+    index: int
+    where: str  # how error messages name it
+    mode: str
+    type: str
+    name: str
+    provider: str
+    module: str | None
+    each: str | None
+    extra: dict[str, Any]  # its verbatim keys (each instance row's resource_extra)
+    instances: list[Any]
+
+
+def resource_list(resources: Any) -> list[Any]:
+    if not isinstance(resources, list):
+        raise StateError(f"state: 'resources' must be a list, got {json_type(resources)}")
+    return resources
+
+
+def resource_headers(resources: Any) -> Iterator[ResourceHeader]:
+    """The document's resources in order, each validated but for its instances."""
+    for resource_index, resource in enumerate(resource_list(resources)):
+        yield resource_header(resource_index, resource)
+
+
+def resource_header(resource_index: int, resource: Any) -> ResourceHeader:
+    """A resource of the document, validated but for its instances."""
+    where = f"resources[{resource_index}]"
+    if not isinstance(resource, dict):
+        raise StateError(f"{where}: must be an object, got {json_type(resource)}")
+    mode = _require(resource, "mode", _STR, where)
+    rtype = _require(resource, "type", _STR, where)
+    name = _require(resource, "name", _STR, where)
+    where = f"{where} ({'data.' if mode == 'data' else ''}{rtype}.{name})"
+    if mode not in MODES:
+        raise StateError(f"{where}: 'mode' must be 'managed' or 'data', got {mode!r}")
+    provider = _require(resource, "provider", _STR, where)
+    instances = _require(resource, "instances", (list,), where)
+    module = _optional_str(resource, "module", where)
+    each = _optional_str(resource, "each", where)
+    if not instances:  # Terraform prunes these; a row per instance cannot hold one
+        raise StateError(f"{where}: a resource with no instances cannot be stored")
+    resource_extra = {k: v for k, v in resource.items() if k not in _RESOURCE_KEYS}
+    for key in ("module", "each"):
+        if key in resource and resource[key] is None:
+            resource_extra[key] = None
+    return ResourceHeader(
+        resource_index, where, mode, rtype, name, provider, module, each, resource_extra, instances
+    )
+
+
+def instance_row(
+    header: ResourceHeader, instance_index: int, instance: Any, seen: set[str]
+) -> InstanceRow:
+    """An instance of `header`, validated and normalized; its address must not be in
+    `seen` (the addresses before it), where it goes."""
+    iwhere = f"{header.where} instance {instance_index}"
+    if not isinstance(instance, dict):
+        raise StateError(f"{iwhere}: must be an object, got {json_type(instance)}")
+    c, extra = _split(instance, _INSTANCE_FIELDS, iwhere)
+    address = instance_address(
+        header.module, header.mode, header.type, header.name, c.get("index_key"), c.get("deposed")
+    )
+    _indexable(address, iwhere)
+    if address in seen:
+        raise StateError(f"{iwhere}: duplicate instance address {address}")
+    seen.add(address)
+    for key in ("dependencies", "depends_on"):
+        deps = c.get(key)
+        if deps is not None and not (
+            isinstance(deps, list) and all(isinstance(d, str) for d in deps)
+        ):
+            raise StateError(f"{iwhere} ({address}): {key!r} must be a list of strings")
+    return InstanceRow(
+        address,
+        header.index,
+        instance_index,
+        header.mode,
+        header.type,
+        header.name,
+        header.provider,
+        header.module,
+        header.each,
+        c.get("index_key"),
+        c.get("deposed"),
+        c.get("status"),
+        c.get("schema_version"),
+        c.get("attributes"),
+        c.get("attributes_flat"),
+        c.get("sensitive_attributes"),
+        c.get("private"),
+        c.get("dependencies"),
+        c.get("depends_on"),
+        c.get("create_before_destroy"),
+        c.get("identity"),
+        c.get("identity_schema_version"),
+        extra,
+        header.extra,
+    )
 
 
 def _indexable(text: str, where: str) -> None:
@@ -353,7 +437,7 @@ def _optional_str(obj: dict[str, Any], key: str, where: str) -> str | None:
 
 
 def resolve_edges(
-    instances: list[InstanceRow], touching: set[int] | None = None
+    instances: Sequence[InstanceShape], touching: set[int] | None = None
 ) -> list[tuple[int, int]]:
     """Edges from each instance to every current instance of the resources it names;
     with `touching`, only the edges from or to those positions (a write that keeps the
@@ -393,7 +477,7 @@ def resolve_edges(
     return list(edges)
 
 
-def _names(row: InstanceRow) -> list[str]:
+def _names(row: InstanceShape) -> list[str]:
     """The config addresses of the resources an instance depends on."""
     names: list[str] = []
     if isinstance(row.dependencies_raw, list):

@@ -12,8 +12,10 @@ from app.errors import Conflict
 from app.graph.raw import raw_version
 from app.graph.store import delete_state, export_state, find_version, write_version
 from app.jsonutil import dumps
+from app.tfstate import parse_state
 from bench.generate import generate_state
 from tests.conftest import corpus_files, requires_corpus
+from tests.graph.states import resource, state
 from tests.strategies import states
 
 
@@ -209,3 +211,20 @@ async def test_deleting_a_state_removes_its_rows_and_edges_and_keeps_its_events(
         "SELECT action FROM events WHERE state_name = 'gone' ORDER BY created_at"
     )
     assert [a["action"] for a in actions] == ["write", "delete"]
+
+
+async def test_rows_without_raw_hashes_are_kept_and_given_theirs(conn) -> None:
+    resources = [resource("aws_vpc", "a"), resource("aws_subnet", "b", keys=[0, 1])]
+    first = state(resources)
+    # a NormalizedState (as an IaC apply writes): rows without raw hashes, as before 0018
+    written = await write_version(conn, "hashes", first, actor="t", state=parse_state(first))
+    rows = "SELECT id, raw_hash FROM resources WHERE state_id = $1 AND serial_to IS NULL"
+    before = {r["id"]: r["raw_hash"] for r in await conn.fetch(rows, written.state_id)}
+    assert set(before.values()) == {None}
+    await write_version(conn, "hashes", state(resources, serial=2), actor="t")
+    after = {r["id"]: r["raw_hash"] for r in await conn.fetch(rows, written.state_id)}
+    assert after.keys() == before.keys()  # kept by their content hash, now with raw hashes
+    assert None not in after.values() and len(set(after.values())) == 3
+    # the next write keeps them by raw hash alone: the same rows
+    await write_version(conn, "hashes", state(resources, serial=3), actor="t")
+    assert {r["id"] for r in await conn.fetch(rows, written.state_id)} == before.keys()

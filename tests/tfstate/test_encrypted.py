@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.tfstate import EncryptedState, EnvelopeError, NormalizedState, StateError, parse_body
+from app.tfstate import EncryptedState, EnvelopeError, ScannedState, StateError, parse_body
 from app.tfstate.encrypted import ENVELOPE_KEYS
 from app.tfstate.parse import MAX_SERIAL
 from tests.backend.helpers import tf_state
@@ -39,10 +39,10 @@ def test_an_envelope_without_clear_fields_has_no_serial_or_lineage() -> None:
 
 def test_a_plain_state_is_still_a_state() -> None:
     state = parse_body(tf_state(serial=3))
-    assert isinstance(state, NormalizedState) and state.serial == 3 and not state.encrypted
+    assert isinstance(state, ScannedState) and state.serial == 3 and not state.encrypted
     # a v4 state keeps unknown keys, even an envelope's
     state = parse_body(_body({**json.loads(tf_state()), "encrypted_data": "AA=="}))
-    assert isinstance(state, NormalizedState) and state.extra == {"encrypted_data": "AA=="}
+    assert isinstance(state, ScannedState) and state.extra == {"encrypted_data": "AA=="}
 
 
 @pytest.mark.parametrize(
@@ -112,7 +112,7 @@ def test_any_look_alike_is_read_or_refused_with_a_state_error(changes, added) ->
     except StateError:
         return
     # read as an envelope only when it has exactly the shape
-    assert isinstance(parsed, EncryptedState | NormalizedState)
+    assert isinstance(parsed, EncryptedState | ScannedState)
     if isinstance(parsed, EncryptedState):
         assert set(document) <= set(ENVELOPE_KEYS)
         assert parsed.serial == document.get("serial")
