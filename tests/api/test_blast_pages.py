@@ -1,6 +1,13 @@
 """Blast radius pages through GraphQL over kept walks: a cursor pages the version it
 started on, a list of resources shares the walks, totalCount alone keeps no rows."""
 
+import strawberry
+
+from app.api.context import Context
+from app.api.graph.loaders import GraphLoaders
+from app.api.graph.types import Resource, resources_of
+from app.config import Settings
+from app.graph.resources import find_resource
 from app.graph.store import write_version
 from tests.api.conftest import error_codes, gql
 from tests.graph.states import chain_graph
@@ -106,3 +113,26 @@ async def test_a_page_reads_attributes_only_when_the_query_selects_them(
     await _walk(client)
     assert _page_reads(statements)
     assert not [s for s in _page_reads(statements) if "r.attributes" in s]
+
+
+async def test_a_resource_read_without_attributes_loads_them_when_asked(app, conn) -> None:
+    """A resource built from a row read without attributes (as a page reads it when its
+    query selects none) loads them when a query asks anyway."""
+    await write_version(conn, "g", chain_graph(), actor="test")
+    row = dict(await find_resource(conn, "g", T + "b"))
+    del row["attributes"]
+    [resource] = resources_of([row])
+
+    @strawberry.type
+    class Query:
+        @strawberry.field
+        def resource(self) -> Resource:
+            return resource
+
+    settings = Settings()
+    pool = app.state.pool
+    context = Context(None, None, pool, settings, "test", GraphLoaders(pool, settings), None)  # type: ignore[arg-type]
+    query = '{ resource { input: attributes(path: ["input"]) attributes } }'
+    result = await strawberry.Schema(query=Query).execute(query, context_value=context)
+    assert result.errors is None
+    assert result.data == {"resource": {"input": "b", "attributes": {"input": "b"}}}
