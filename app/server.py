@@ -25,13 +25,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app import db
-from app.api.app import graphql_route
+from app.api.app import graphql_routes
 from app.api.iac.routes import routes as iac_routes
 from app.auth import AuthMiddleware
 from app.backend.routes import WriteSlots
 from app.backend.routes import routes as backend_routes
 from app.config import Settings
 from app.errors import AppError
+from app.graph.notify import EventFeed
 from app.http import error_response, json_response
 from app.observe import UNAVAILABLE, RequestMiddleware, collect_when_idle, metrics_text
 
@@ -128,7 +129,8 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         app.state.pool = pool
         collector = asyncio.create_task(collect_when_idle())
         try:
-            async with _health_pool(app, url):
+            async with _health_pool(app, url), EventFeed(url).running() as feed:
+                app.state.event_feed = feed
                 yield
         finally:
             collector.cancel()
@@ -145,7 +147,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             Route("/metrics", metrics),
             *backend_routes(),
             *iac_routes(),
-            graphql_route(settings),
+            *graphql_routes(settings),
         ],
         middleware=[
             Middleware(RequestMiddleware),
