@@ -56,7 +56,10 @@ class GraphQLApp(GraphQL[Context, None]):
         """GraphiQL and introspection only when the schema is public (INFRAGRAPH_PUBLIC_SCHEMA)."""
         ide: Literal["graphiql"] | None = "graphiql" if settings.public_schema else None
         super().__init__(
-            schema, graphql_ide=ide, subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,)
+            schema,
+            graphql_ide=ide,
+            subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,),
+            allowed_origins=settings.cors_origins,  # websockets from pages elsewhere
         )
         self.max_body = settings.max_graphql_bytes
         self.tokens: Mapping[str, str] = settings.api_tokens
