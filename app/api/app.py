@@ -16,6 +16,7 @@ With tokens configured, a websocket that came without an Authorization header
 """
 
 from collections.abc import Mapping
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -43,6 +44,8 @@ from app.config import MIB, Settings
 from app.errors import BadInput, LimitExceeded
 
 MAX_RESPONSE_BYTES = 64 * MIB
+# A websocket must send connection_init (its token, maybe) within it, else it is closed.
+CONNECTION_INIT_WAIT = timedelta(seconds=10)
 CONSOLE_DIR = Path(__file__).resolve().parent / "console"
 GRAPHIQL_PAGE = (Path(__file__).resolve().parent / "graphiql.html").read_text()
 
@@ -68,6 +71,7 @@ class GraphQLApp(GraphQL[Context, None]):
             schema,
             graphql_ide=ide,
             subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,),
+            connection_init_wait_timeout=CONNECTION_INIT_WAIT,
             allowed_origins=settings.cors_origins,  # websockets from pages elsewhere
         )
         self.max_body = settings.max_graphql_bytes
