@@ -8,6 +8,7 @@ the npm registry (the page's Subresource Integrity hashes must match them).
 """
 
 import re
+import shutil
 import subprocess
 import tarfile
 from collections.abc import Callable, Iterator
@@ -135,6 +136,8 @@ def test_the_console_follows_a_subscription(browser: Browser, server: LiveServer
 @pytest.fixture(scope="module")
 def cdn_copies(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The CDN's files, from the npm registry (`npm pack`): {package}/{path}."""
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed: no copies of the CDN's files")
     root = tmp_path_factory.mktemp("cdn")
     packed = subprocess.run(
         ["npm", "pack", "--silent", *CDN_FILES],
