@@ -30,9 +30,28 @@ def _digest(values: tuple[Any, ...]) -> bytes:
     return hashlib.blake2b(encoded, digest_size=16).digest()
 
 
-def instance_digest(row: InstanceRow) -> bytes:
-    return _digest((row[0], *row[3:]))
+def instance_digest(row: InstanceRow, secrets_mac: bytes | None = None) -> bytes:
+    """With `secrets_mac`, of a row whose secrets were taken out (app/graph/sensitive.py):
+    the keyed hash of those stands for them, so the digest confirms no guessed secret.
+    That digest is of the row's canonical form (object keys sorted), so it is the same
+    for the row as parsed and as read back from JSONB (`infragraph rotate-key`)."""
+    return _keyed((row[0], *row[3:]), secrets_mac)
 
 
-def output_digest(row: OutputRow) -> bytes:
-    return _digest(tuple(row))
+def output_digest(row: OutputRow, secrets_mac: bytes | None = None) -> bytes:
+    return _keyed(tuple(row), secrets_mac)
+
+
+def _keyed(values: tuple[Any, ...], secrets_mac: bytes | None) -> bytes:
+    if secrets_mac is None:
+        return _digest(values)
+    return _digest((*canonical(values), secrets_mac.hex()))
+
+
+def canonical(value: Any) -> Any:
+    """`value` with every object's keys in sorted order (JSONB keeps its own order)."""
+    if isinstance(value, dict):
+        return {key: canonical(value[key]) for key in sorted(value)}
+    if isinstance(value, list | tuple):
+        return type(value)(canonical(item) for item in value)
+    return value

@@ -1,0 +1,60 @@
+"""Secrets taken out of a document and put back (app/graph/sensitive.py): pure."""
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.graph.sensitive import (
+    Path,
+    convention_paths,
+    join,
+    pack,
+    split,
+    unpack,
+    withhold,
+)
+from tests.strategies import json_values, text
+
+# paths into values like json_values': keys, and list indexes as strings
+paths = st.lists(st.lists(st.one_of(text, st.integers(0, 3).map(str)), max_size=3), max_size=4)
+
+
+@given(json_values, paths)
+def test_split_then_join_gives_the_value_back(value: Any, raw_paths: list[list[str]]) -> None:
+    chosen: list[Path] = [tuple(p) for p in raw_paths]
+    masked, secrets = split(value, chosen)
+    assert masked == withhold(value, chosen)  # what is stored is what readers see
+    assert join(masked, unpack(pack(secrets))) == value
+
+
+def test_split_takes_only_what_is_there() -> None:
+    value = {"a": {"b": 1}, "l": [1, 2], "n": None}
+    masked, secrets = split(value, [("a", "b"), ("a",), ("l", "1"), ("l", "5"), ("n",), ("x",)])
+    assert masked == {"a": None, "l": [1, None], "n": None}
+    assert [path for path, _ in secrets] == [("a", "b"), ("a",), ("l", "1")]
+    assert join(masked, secrets) == value
+
+
+def test_remote_state_credentials_are_secret_by_convention() -> None:
+    config = {
+        "address": "https://x",
+        "password": "p",
+        "assume_role": {"role_arn": "arn", "session_token": "t"},
+        "access_key": "k",
+        "key": "path/to/state",  # the s3 object key: not a credential
+        "lists": [{"token": "t2"}],
+    }
+    found = convention_paths("data", "terraform_remote_state", {"config": config})
+    assert found == [
+        ("config", "password"),
+        ("config", "assume_role", "session_token"),
+        ("config", "access_key"),
+        ("config", "lists", "0", "token"),
+    ]
+    wrapped = {"config": {"value": {"token": "t"}, "type": ["object", {"token": "string"}]}}
+    assert convention_paths("data", "terraform_remote_state", wrapped) == [
+        ("config", "value", "token")
+    ]
+    assert convention_paths("managed", "terraform_remote_state", {"config": config}) == []
+    assert convention_paths("data", "aws_instance", {"config": config}) == []
