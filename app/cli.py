@@ -1,7 +1,7 @@
 """The `infragraph` command.
 
-`serve` and `migrate` use the database (DATABASE_URL, else the embedded one); every
-other command talks to a running server through its API: INFRAGRAPH_URL (default
+`serve`, `migrate` and `rotate-key` use the database (DATABASE_URL, else the embedded
+one); every other command talks to a running server through its API: INFRAGRAPH_URL (default
 http://127.0.0.1:8080) with the token INFRAGRAPH_TOKEN. Exit codes: 0 done, 1 refused
 (the reason on stderr), 2 usage; `plan --detailed-exitcode`: 2 when it has changes.
 Shell completion: `eval "$(_INFRAGRAPH_COMPLETE=bash_source infragraph)"` (zsh_source,

@@ -4,6 +4,15 @@
 `{"type": "get_attr", "value": "password"}` or
 `{"type": "index", "value": {"value": 0, "type": "number"}}`. A path here is
 a tuple of keys: attribute names, and list indexes or map keys as strings.
+
+A cty path names values, not JSON: an attribute of dynamic type (`terraform_data`'s
+`input`, `terraform_remote_state`'s `config`) is stored as {"value": ..., "type": ...},
+and the path `input.password` is at `input.value.password` in the document. `locate`
+finds the JSON path of a cty path in a document.
+
+Secrets are also taken out of the attributes when a version is stored (`split`; see
+app/graph/store.py), so that search and filters never see them, and put back to
+render the document (`join`).
 """
 
 from collections.abc import Iterator
@@ -59,9 +68,40 @@ def overlaps(path: Path, paths: list[Path]) -> bool:
 
 def withhold(value: Any, paths: list[Path]) -> Any:
     """A copy of `value` with the value at each path replaced by null."""
-    for path in paths:
+    for path in located(value, paths):
         value = _put(value, path, None)
     return value
+
+
+def locate(value: Any, path: Path) -> Path | None:
+    """The JSON path in `value` of the cty path `path`, through dynamic values'
+    {"value", "type"} wrappers; None when it leads nowhere."""
+    found: list[str] = []
+    for key in path:
+        if _is_dynamic(value) and key not in value:
+            found.append("value")
+            value = value["value"]
+        if isinstance(value, dict) and key in value:
+            value = value[key]
+        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        else:
+            return None
+        found.append(key)
+    return tuple(found)
+
+
+def located(value: Any, paths: list[Path]) -> list[Path]:
+    """The JSON paths in `value` of those of `paths` that lead somewhere."""
+    return [found for path in paths if (found := locate(value, path)) is not None]
+
+
+def _is_dynamic(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and value.keys() == {"value", "type"}
+        and isinstance(value["type"], list | str)
+    )
 
 
 # --- secret by convention -----------------------------------------------------------------
@@ -76,10 +116,14 @@ def is_credential(name: str) -> bool:
     return name in _CREDENTIAL_NAMES or name.endswith(_CREDENTIAL_SUFFIXES)
 
 
-def convention_paths(mode: str, type_: str, attributes: Any) -> list[Path]:
+def convention_paths(mode: str, type_: str, attributes: Any, marked: list[Path]) -> list[Path]:
     """Paths Terraform does not mark but that hold secrets: the credentials in a
-    `terraform_remote_state` instance's backend `config`, at any depth. Terraform stores
-    that dynamic value as {"value": ..., "type": ...}; older states the object alone."""
+    `terraform_remote_state` instance's backend `config`, at any depth (Terraform stores
+    that dynamic value as {"value": ..., "type": ...}; older states the object alone);
+    and in a `terraform_data`, the `output` paths of the `input` paths Terraform marks
+    (`marked`): output is input again, unmarked."""
+    if mode == "managed" and type_ == "terraform_data":
+        return [("output", *path[1:]) for path in marked if path[:1] == ("input",)]
     if mode != "data" or type_ != "terraform_remote_state" or not isinstance(attributes, dict):
         return []
     config: Any = attributes.get("config")
@@ -106,19 +150,22 @@ def _credential_paths(value: Any, path: Path) -> Iterator[Path]:
 # A value taken out of a document, at its path. Stored apart from the document
 # (app/graph/store.py), so that what is searched and shown never holds it.
 Secret = tuple[Path, Any]
-_MISSING = object()
 
 
 def split(value: Any, paths: list[Path]) -> tuple[Any, list[Secret]]:
     """`value` with the value at each path replaced by null, and the values taken, in
-    order; a path that is not there, or holds null, takes nothing."""
+    order, each at its JSON path (`locate`); a path that leads nowhere, or to null,
+    takes nothing."""
     secrets: list[Secret] = []
     for path in paths:
-        found = _at(value, path)
-        if found is _MISSING or found is None or found is JSON_NULL:
+        found = locate(value, path)
+        if found is None:
             continue
-        secrets.append((path, found))
-        value = _put(value, path, None)
+        secret = _at(value, found)
+        if secret is None or secret is JSON_NULL:
+            continue
+        secrets.append((found, secret))
+        value = _put(value, found, None)
     return value, secrets
 
 
@@ -157,13 +204,9 @@ def unpack(packed: bytes) -> list[Secret]:
 
 
 def _at(value: Any, path: Path) -> Any:
+    """The value at a JSON path that `locate` found."""
     for key in path:
-        if isinstance(value, dict) and key in value:
-            value = value[key]
-        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
-            value = value[int(key)]
-        else:
-            return _MISSING
+        value = value[int(key)] if isinstance(value, list) else value[key]
     return value
 
 

@@ -247,9 +247,8 @@ class Stored(Generic[Row]):
 def stored_instance(row: InstanceRow) -> Stored[InstanceRow]:
     """The attributes at the paths Terraform marks sensitive, or that are secret by
     convention, are taken out: search, filters and policies never see them."""
-    paths = sensitive_paths(row.sensitive_attributes) + convention_paths(
-        row.mode, row.type, row.attributes
-    )
+    marked = sensitive_paths(row.sensitive_attributes)
+    paths = marked + convention_paths(row.mode, row.type, row.attributes, marked)
     if not paths:
         return Stored(row, row, instance_digest)
     attributes, secrets = split(row.attributes, paths)

@@ -45,7 +45,7 @@ def test_remote_state_credentials_are_secret_by_convention() -> None:
         "key": "path/to/state",  # the s3 object key: not a credential
         "lists": [{"token": "t2"}],
     }
-    found = convention_paths("data", "terraform_remote_state", {"config": config})
+    found = convention_paths("data", "terraform_remote_state", {"config": config}, [])
     assert found == [
         ("config", "password"),
         ("config", "assume_role", "session_token"),
@@ -53,8 +53,28 @@ def test_remote_state_credentials_are_secret_by_convention() -> None:
         ("config", "lists", "0", "token"),
     ]
     wrapped = {"config": {"value": {"token": "t"}, "type": ["object", {"token": "string"}]}}
-    assert convention_paths("data", "terraform_remote_state", wrapped) == [
+    assert convention_paths("data", "terraform_remote_state", wrapped, []) == [
         ("config", "value", "token")
     ]
-    assert convention_paths("managed", "terraform_remote_state", {"config": config}) == []
-    assert convention_paths("data", "aws_instance", {"config": config}) == []
+    assert convention_paths("managed", "terraform_remote_state", {"config": config}, []) == []
+    assert convention_paths("data", "aws_instance", {"config": config}, []) == []
+
+
+def test_paths_reach_through_dynamic_values() -> None:
+    # terraform_data as Terraform 1.15 writes it: `input` marked, `output` its copy
+    dynamic = {"value": {"engine": "pg", "password": "p"}, "type": ["object", {}]}
+    attributes = {"input": dynamic, "output": dynamic, "record": {"type": "A", "value": "v"}}
+    marked = [("input", "password")]
+    paths = marked + convention_paths("managed", "terraform_data", attributes, marked)
+    assert paths == [("input", "password"), ("output", "password")]
+    masked, secrets = split(attributes, paths)
+    assert [path for path, _ in secrets] == [
+        ("input", "value", "password"),
+        ("output", "value", "password"),
+    ]
+    assert masked["input"]["value"] == {"engine": "pg", "password": None}
+    assert masked["output"] == masked["input"]
+    assert withhold(attributes, paths) == masked
+    assert join(masked, secrets) == attributes
+    # an object that merely has `type` and `value` attributes is reached as it is
+    assert split(attributes, [("record", "value")])[1] == [(("record", "value"), "v")]
