@@ -78,7 +78,7 @@ def locate(value: Any, path: Path) -> Path | None:
     {"value", "type"} wrappers; None when it leads nowhere."""
     found: list[str] = []
     for key in path:
-        if _is_dynamic(value) and key not in value:
+        if isinstance(value, dict) and key not in value and _is_dynamic(value):
             found.append("value")
             value = value["value"]
         if isinstance(value, dict) and key in value:
@@ -96,12 +96,8 @@ def located(value: Any, paths: list[Path]) -> list[Path]:
     return [found for path in paths if (found := locate(value, path)) is not None]
 
 
-def _is_dynamic(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and value.keys() == {"value", "type"}
-        and isinstance(value["type"], list | str)
-    )
+def _is_dynamic(value: dict[str, Any]) -> bool:
+    return len(value) == 2 and "value" in value and isinstance(value.get("type"), list | str)
 
 
 # --- secret by convention -----------------------------------------------------------------

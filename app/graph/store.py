@@ -32,7 +32,7 @@ from app.graph.sensitive import (
     sensitive_paths,
     split,
 )
-from app.jsonutil import JSON_NULL, dumps, gc_paused, loads
+from app.jsonutil import JSON_NULL, gc_paused, loads
 from app.tfstate import (
     INSTANCE_COLUMNS,
     OUTPUT_COLUMNS,
@@ -43,7 +43,7 @@ from app.tfstate import (
     parse_state,
     render_state,
 )
-from app.tfstate.digest import canonical, instance_digest, output_digest
+from app.tfstate.digest import canonical_json, instance_digest, output_digest
 from app.tfstate.order import in_document_order, layout_of
 from app.tfstate.parse import resolve_edges
 from app.tfstate.reduction import direct_edges
@@ -235,7 +235,7 @@ class Stored(Generic[Row]):
         """The content hash when it is keyed; None when it is the original row's."""
         if not self.taken or not ring.encrypting:
             return None
-        return self.hash_of(self.row, ring.mac(dumps(canonical(pack_form(self.taken)))))
+        return self.hash_of(self.row, ring.mac(canonical_json(pack_form(self.taken))))
 
     def digest(self, ring: crypto.Keyring) -> bytes:
         return self.keyed_digest(ring) or self.hash_of(self.original, None)

@@ -22,11 +22,14 @@ def _null_apart(value: Any) -> Any:
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 
-def _digest(values: tuple[Any, ...]) -> bytes:
+def _digest(values: tuple[Any, ...], *, sort_keys: bool = False) -> bytes:
     try:
-        encoded = orjson.dumps(values, default=_null_apart)
+        encoded = orjson.dumps(
+            values, default=_null_apart, option=orjson.OPT_SORT_KEYS if sort_keys else None
+        )
     except TypeError:  # integers past 64 bits: the exact (slower) path
-        encoded = dumps(tuple(_null_apart(v) if v is JSON_NULL else v for v in values))
+        exact = tuple(_null_apart(v) if v is JSON_NULL else v for v in values)
+        encoded = dumps(canonical(exact) if sort_keys else exact)
     return hashlib.blake2b(encoded, digest_size=16).digest()
 
 
@@ -45,7 +48,7 @@ def output_digest(row: OutputRow, secrets_mac: bytes | None = None) -> bytes:
 def _keyed(values: tuple[Any, ...], secrets_mac: bytes | None) -> bytes:
     if secrets_mac is None:
         return _digest(values)
-    return _digest((*canonical(values), secrets_mac.hex()))
+    return _digest((*values, secrets_mac.hex()), sort_keys=True)
 
 
 def canonical(value: Any) -> Any:
@@ -55,3 +58,12 @@ def canonical(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return type(value)(canonical(item) for item in value)
     return value
+
+
+def canonical_json(value: Any) -> bytes:
+    """`value` as JSON with every object's keys sorted: the same for a value as parsed
+    and as read back from JSONB."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # integers past 64 bits
+        return dumps(canonical(value))

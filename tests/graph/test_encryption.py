@@ -224,3 +224,20 @@ def test_a_sealed_value_opens_only_in_its_context_and_under_its_key() -> None:
         crypto.Keyring(NEW_KEY).open(stored, b"state a")
     assert crypto.Keyring(NEW_KEY, KEY).open(stored, b"state a") == b"secret"
     assert crypto.Keyring().seal(b"clear", b"x") == b"clear"
+
+
+async def test_rows_written_before_0014_are_split_by_a_rotation(conn) -> None:
+    body = secret_state()
+    await write_version(conn, "s", body, actor="t")
+    # as migration 0014 leaves rows written before it: secrets in place, marked ''
+    await conn.execute(
+        """UPDATE resources SET secrets = '', attributes = $1::jsonb
+           WHERE address = 'aws_db_instance.db'""",
+        {"password": "hunter2-planted", "engine": "postgres"},
+    )
+    search = "SELECT count(*) FROM resources WHERE attributes @> $1::jsonb"
+    assert await conn.fetchval(search, {"password": "hunter2-planted"}) == 1
+    done = await rotate(conn)
+    assert done.counts["resources"] == 1
+    assert await conn.fetchval(search, {"password": "hunter2-planted"}) == 0
+    assert await export_state(conn, "s", actor="t") == json.loads(body)
