@@ -28,6 +28,8 @@ from collections.abc import Iterator
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from app.errors import AppError
+
 KEY_BYTES = 32
 KEY_ID_BYTES = 4
 NONCE_BYTES = 12
@@ -42,8 +44,12 @@ class KeyFormatError(ValueError):
     """A key setting that is not 32 bytes in base64 or hex; the message never holds it."""
 
 
-class UnknownKey(RuntimeError):
-    """A value sealed under a key this process does not have."""
+class UnknownKey(AppError):
+    """A value sealed under a key this process does not have (or damaged): the server
+    is misconfigured, not the request; answered 503 with the reason."""
+
+    code = "ENCRYPTION_KEY"
+    status = 503
 
 
 def parse_key(raw: str, name: str) -> bytes:

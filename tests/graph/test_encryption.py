@@ -11,6 +11,7 @@ import subprocess
 from collections.abc import Iterator
 
 import asyncpg
+import httpx
 import pytest
 
 from app import crypto
@@ -23,6 +24,7 @@ from app.graph.store import export_state, find_version, write_version
 from app.iac.state import reseal_hash_key, secret_key
 from tests.conftest import corpus_files, requires_corpus
 from tests.graph.states import PASSWORD, resource
+from tests.live_server import live_server
 
 KEY, NEW_KEY = os.urandom(32), os.urandom(32)
 # every planted secret: none may reach a dump in clear (nor as bytea hex)
@@ -241,3 +243,14 @@ async def test_rows_written_before_0014_are_split_by_a_rotation(conn) -> None:
     assert done.counts["resources"] == 1
     assert await conn.fetchval(search, {"password": "hunter2-planted"}) == 0
     assert await export_state(conn, "s", actor="t") == json.loads(body)
+
+
+async def test_a_server_without_the_key_says_why_it_cannot_read(conn, database_url) -> None:
+    with crypto.using(crypto.Keyring(KEY)):
+        await write_version(conn, "s", secret_state(), actor="t")
+    with live_server(database_url) as server:
+        async with httpx.AsyncClient() as client:
+            response = await client.get(f"{server.url}/states/s")
+        assert response.status_code == 503
+        assert response.json()["code"] == "ENCRYPTION_KEY"
+        assert "INFRAGRAPH_ENCRYPTION_KEY" in response.json()["error"]
