@@ -8,11 +8,13 @@ import hashlib
 import json
 import os
 import subprocess
+import uuid
 from collections.abc import Iterator
 
 import asyncpg
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from app import crypto
 from app.graph.diff import diff_versions
@@ -22,9 +24,12 @@ from app.graph.resources import find_resource
 from app.graph.rotation import rotate
 from app.graph.store import export_state, find_version, write_version
 from app.iac.state import reseal_hash_key, secret_key
+from app.jsonutil import dumps
 from tests.conftest import corpus_files, requires_corpus
 from tests.graph.states import PASSWORD, resource
+from tests.graph.test_store import as_numbers
 from tests.live_server import live_server
+from tests.strategies import states
 
 KEY, NEW_KEY = os.urandom(32), os.urandom(32)
 # every planted secret: none may reach a dump in clear (nor as bytea hex)
@@ -254,3 +259,20 @@ async def test_a_server_without_the_key_says_why_it_cannot_read(conn, database_u
         assert response.status_code == 503
         assert response.json()["code"] == "ENCRYPTION_KEY"
         assert "INFRAGRAPH_ENCRYPTION_KEY" in response.json()["error"]
+
+
+@given(state=states())
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@pytest.mark.slow
+async def test_generated_states_round_trip_with_a_key(pool, state) -> None:
+    body = json.dumps(state).encode()
+    name = f"generated/{uuid.uuid4()}"
+    with crypto.using(crypto.Keyring(KEY)):
+        async with pool.acquire() as connection:
+            await write_version(connection, name, body, actor="t")
+            exported = await export_state(connection, name, actor="t")
+            version = await raw_version(connection, name)
+    assert as_numbers(dumps(exported)) == as_numbers(body)
+    assert version is not None and version.body == body
