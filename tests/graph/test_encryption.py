@@ -128,11 +128,12 @@ async def test_a_dump_holds_no_secret_and_no_raw_state_with_a_key(
     dump = pg_dump(database_url)
     assert leaks(dump, bodies) == []
     assert key.hex() not in dump
-    # and everything reads back: the bytes, their MD5, the export, the IaC key
-    version = await raw_version(conn, "s")
-    assert version is not None and version.body == bodies[-1]
-    assert version.md5 == hashlib.md5(bodies[-1]).digest()
-    assert await export_state(conn, "s", actor="t") == json.loads(bodies[-1])
+    # and every version reads back: its bytes, their MD5, its export; and the IaC key
+    for serial, body in enumerate(bodies, start=1):
+        version = await raw_version(conn, "s", serial)
+        assert version is not None and version.body == body
+        assert version.md5 == hashlib.md5(body).digest()
+        assert await export_state(conn, "s", serial=serial, actor="t") == json.loads(body)
     assert await secret_key(conn, None) == key
 
 
