@@ -122,11 +122,10 @@ def convention_paths(mode: str, type_: str, attributes: Any, marked: list[Path])
         return [("output", *path[1:]) for path in marked if path[:1] == ("input",)]
     if mode != "data" or type_ != "terraform_remote_state" or not isinstance(attributes, dict):
         return []
-    config: Any = attributes.get("config")
-    base: Path = ("config",)
-    if isinstance(config, dict) and config.keys() == {"value", "type"}:
-        config, base = config["value"], ("config", "value")
-    return list(_credential_paths(config, base))
+    config = attributes.get("config")
+    if isinstance(config, dict) and _is_dynamic(config):
+        config = config["value"]  # the paths are cty paths: `locate` steps in again
+    return list(_credential_paths(config, ("config",)))
 
 
 def _credential_paths(value: Any, path: Path) -> Iterator[Path]:

@@ -53,9 +53,8 @@ def test_remote_state_credentials_are_secret_by_convention() -> None:
         ("config", "lists", "0", "token"),
     ]
     wrapped = {"config": {"value": {"token": "t"}, "type": ["object", {"token": "string"}]}}
-    assert convention_paths("data", "terraform_remote_state", wrapped, []) == [
-        ("config", "value", "token")
-    ]
+    assert convention_paths("data", "terraform_remote_state", wrapped, []) == [("config", "token")]
+    assert split(wrapped, [("config", "token")])[1] == [(("config", "value", "token"), "t")]
     assert convention_paths("managed", "terraform_remote_state", {"config": config}, []) == []
     assert convention_paths("data", "aws_instance", {"config": config}, []) == []
 
