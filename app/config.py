@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.crypto import parse_key
+
 MIB = 1024 * 1024
 
 
@@ -60,6 +62,11 @@ def _keep_last(raw: str) -> int | None:
     return keep_last
 
 
+def _key(env: Mapping[str, str], name: str) -> bytes | None:
+    raw = env.get(name, "").strip()
+    return parse_key(raw, name) if raw else None
+
+
 @dataclass(frozen=True)
 class Settings:
     database_url: str | None = None
@@ -94,6 +101,10 @@ class Settings:
     # kept blast-radius walks (app/graph/edges.py): rows in all, and age
     blast_cache_rows: int = 5_000_000
     blast_cache_seconds: int = 3600
+    # AES-256-GCM key of state at rest (app/crypto.py); None: stored in clear. The old
+    # key only opens what is not yet re-sealed by `infragraph rotate-key`.
+    encryption_key: bytes | None = field(default=None, repr=False)
+    encryption_key_old: bytes | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -128,4 +139,6 @@ class Settings:
             prune_keep_last=_keep_last(env.get("INFRAGRAPH_PRUNE_KEEP_LAST", "")),
             blast_cache_rows=int(env.get("INFRAGRAPH_BLAST_CACHE_ROWS", 5_000_000)),
             blast_cache_seconds=int(env.get("INFRAGRAPH_BLAST_CACHE_SECONDS", 3600)),
+            encryption_key=_key(env, "INFRAGRAPH_ENCRYPTION_KEY"),
+            encryption_key_old=_key(env, "INFRAGRAPH_ENCRYPTION_KEY_OLD"),
         )

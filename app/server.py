@@ -26,7 +26,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from app import db
+from app import crypto, db
 from app.api.app import graphql_routes
 from app.api.iac.routes import routes as iac_routes
 from app.auth import AuthMiddleware
@@ -142,6 +142,12 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         )
         async with db.connection(pool) as conn:
             await db.migrate(conn)
+        crypto.use(crypto.Keyring(settings.encryption_key, settings.encryption_key_old))
+        if settings.encryption_key is None:
+            log.warning(
+                "INFRAGRAPH_ENCRYPTION_KEY is unset: state is stored in clear (raw state bytes "
+                "and the values Terraform marks sensitive, readable in any database dump)"
+            )
         if not settings.api_tokens:
             log.warning(
                 "INFRAGRAPH_API_TOKENS is unset: the server is open, anyone can read and write"

@@ -3,13 +3,16 @@ baseline did the same work (row counts, the same blast-radius sets), so the
 smoke test in the normal suite keeps this code honest."""
 
 import asyncio
+import base64
 import datetime as dt
 import functools
 import hashlib
 import itertools
+import os
 import statistics
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +34,7 @@ from bench.generate import generate_state
 from bench.generate_iac import RESOURCES_PER_TABLE, generate_document
 from bench.harness import Result, alternate
 from bench.http import Client, Response
+from tests.live_server import live_server
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,7 @@ class Env:
     pool: asyncpg.Pool  # to the same database
     server_pid: int
     size: Size
+    database_url: str  # of that database (for a second server)
 
 
 class BenchError(AssertionError):
@@ -209,6 +214,56 @@ async def import_case(env: Env) -> Result:
     result.goal = "< 1.0 s and ratio <= 2.0"
     result.met = result.candidate_s < 1.0 and (result.ratio or 0) <= 2.0
     return result
+
+
+async def _import_and_get(http: Client, names: Iterator[str], body: bytes) -> None:
+    name = next(names)
+    _ok(
+        await http.post(
+            f"/states/{name}", content=body, headers={"Content-Type": "application/json"}
+        )
+    )
+    if _ok(await http.get(f"/states/{name}")).content != body:
+        raise BenchError(f"GET {name} did not give the bytes back")
+
+
+async def encryption_case(env: Env) -> Result:
+    """The cost of INFRAGRAPH_ENCRYPTION_KEY: the same POST then GET against a second
+    server on the same database with a key set. Every generated instance holds a value
+    Terraform marks sensitive, so every row's secrets are sealed too."""
+    body = dumps(generate_state(env.size.import_instances))
+    key = base64.b64encode(os.urandom(32)).decode()
+    env_with_key = {"INFRAGRAPH_API_TOKENS": None, "INFRAGRAPH_ENCRYPTION_KEY": key}
+    with live_server(env.database_url, env_with_key, timeout=60) as server:
+        sealed = Client(server.url, connections=4)
+        try:
+            names = (f"bench/sealed-{n}" for n in itertools.count())
+            clear = (f"bench/clear-{n}" for n in itertools.count())
+            cand, base = await alternate(
+                functools.partial(_import_and_get, sealed, names, body),
+                functools.partial(_import_and_get, env.http, clear, body),
+                env.size.runs,
+            )
+        finally:
+            await sealed.aclose()
+    async with env.pool.acquire() as conn:
+        sealed_rows = await conn.fetchval(
+            """SELECT count(*) FROM states s JOIN resources r ON r.state_id = s.id
+               WHERE s.name = 'bench/sealed-0' AND substring(r.secrets FROM 1 FOR 1) = '\\x01'"""
+        )
+    if sealed_rows != env.size.import_instances:
+        raise BenchError(f"encryption: {sealed_rows} sealed rows, not every instance")
+    return Result(
+        "import + GET, encrypted",
+        f"POST then GET a {env.size.import_instances:,}-instance state ({len(body) / 1e6:.1f} MB), "
+        "INFRAGRAPH_ENCRYPTION_KEY set",
+        "the same without a key",
+        cand,
+        base,
+        "ratio <= 1.3",
+        cand / base <= 1.3,
+        env.size.runs,
+    )
 
 
 def _peak_rss_bytes(pid: int) -> int:
@@ -1006,7 +1061,7 @@ async def policy_new_case(env: Env) -> Result:
     )
 
 
-IMPORT_GROUP = (import_case,)
+IMPORT_GROUP = (import_case, encryption_case)
 BIG_GROUP = (
     big_import_case,
     blast_radius_case,

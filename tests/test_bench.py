@@ -14,6 +14,7 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
     cases = {r.case for r in results}
     assert cases == {
         "import",
+        "import + GET, encrypted",
         "big import",
         "blast radius",
         "blast radius, whole",

@@ -6,20 +6,32 @@ document from those rows, never from raw_state.
 """
 
 import hashlib
-from dataclasses import dataclass
-from typing import Any, cast
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar, cast
 from uuid import UUID
 
 import asyncpg
 
+from app import crypto
 from app.errors import BadInput, Conflict, NotFound
 from app.graph import policies
 from app.graph.edges import forget_walks
 from app.graph.events import append_event
 from app.graph.ids import time_ordered_ids
 from app.graph.queries import valid_at
-from app.graph.raw import save_raw
+from app.graph.raw import open_md5, save_raw, seal_md5
 from app.graph.retention import prune_state
+from app.graph.sensitive import (
+    Secret,
+    convention_paths,
+    opened,
+    pack,
+    pack_form,
+    restore,
+    sensitive_paths,
+    split,
+)
 from app.jsonutil import JSON_NULL, gc_paused, loads
 from app.tfstate import (
     INSTANCE_COLUMNS,
@@ -31,7 +43,7 @@ from app.tfstate import (
     parse_state,
     render_state,
 )
-from app.tfstate.digest import instance_digest, output_digest
+from app.tfstate.digest import canonical_json, instance_digest, output_digest
 from app.tfstate.order import in_document_order, layout_of
 from app.tfstate.parse import resolve_edges
 from app.tfstate.reduction import direct_edges
@@ -113,14 +125,15 @@ async def write_version(
         # Serializes writers of one state: the checks below cannot race.
         await conn.execute("SELECT 1 FROM states WHERE id = $1 FOR UPDATE", state_id)
         current = await current_version(conn, state_id)
+        current_md5 = open_md5(current["raw_md5"], state_id) if current is not None else None
         if isinstance(state, EncryptedState):
             state = state.as_version(
                 current["serial"] if current else None,
                 current["lineage"] if current else None,
-                same_bytes=current is not None and md5 == current["raw_md5"],
+                same_bytes=md5 == current_md5,
             )
         if current is not None:
-            if state.serial == current["serial"] and md5 == current["raw_md5"]:
+            if state.serial == current["serial"] and md5 == current_md5:
                 return Written(state_id, current["id"], state.serial, created=False)
             if current["lineage"] and state.lineage != current["lineage"] and not current["empty"]:
                 raise Conflict(
@@ -190,7 +203,7 @@ async def _insert_version(
         state.lineage,
         state.terraform_version,
         await save_raw(conn, state_id, body),
-        md5,
+        seal_md5(md5, state_id),
         state.extra,
         state.omitted,
         actor,
@@ -199,6 +212,57 @@ async def _insert_version(
         state.encrypted,
     )
     return version_id
+
+
+Row = TypeVar("Row", InstanceRow, OutputRow)
+
+
+@dataclass(frozen=True)
+class Stored(Generic[Row]):
+    """A row as stored: the secrets taken out of `original` (app/graph/sensitive.py),
+    `taken`, to be stored apart, sealed under the keyring's key.
+
+    Its content hash is the original row's as before when it holds no secret, or when
+    there is no key (then everything is in clear anyway); with a key, the hash of the
+    stored row and of the keyed hash of its secrets, so a stored hash confirms no guess."""
+
+    original: Row
+    row: Row
+    hash_of: Callable[[Row, bytes | None], bytes]
+    taken: list[Secret] = field(default_factory=list)
+
+    def keyed_digest(self, ring: crypto.Keyring) -> bytes | None:
+        """The content hash when it is keyed; None when it is the original row's."""
+        if not self.taken or not ring.encrypting:
+            return None
+        return self.hash_of(self.row, ring.mac(canonical_json(pack_form(self.taken))))
+
+    def digest(self, ring: crypto.Keyring) -> bytes:
+        return self.keyed_digest(ring) or self.hash_of(self.original, None)
+
+    def sealed(self, ring: crypto.Keyring, state_id: UUID) -> bytes | None:
+        return ring.seal(pack(self.taken), state_id.bytes) if self.taken else None
+
+
+def stored_instance(row: InstanceRow) -> Stored[InstanceRow]:
+    """The attributes at the paths Terraform marks sensitive, or that are secret by
+    convention, are taken out: search, filters and policies never see them."""
+    marked = sensitive_paths(row.sensitive_attributes)
+    paths = marked + convention_paths(row.mode, row.type, row.attributes, marked)
+    if not paths:
+        return Stored(row, row, instance_digest)
+    attributes, secrets = split(row.attributes, paths)
+    if not secrets:
+        return Stored(row, row, instance_digest)
+    masked = row._replace(attributes=JSON_NULL if attributes is None else attributes)
+    return Stored(row, masked, instance_digest, secrets)
+
+
+def stored_output(row: OutputRow) -> Stored[OutputRow]:
+    """A sensitive output's value is taken out whole."""
+    if not row.sensitive or row.value is None or row.value is JSON_NULL:
+        return Stored(row, row, output_digest)
+    return Stored(row, row._replace(value=JSON_NULL), output_digest, [((), row.value)])
 
 
 @dataclass(frozen=True)
@@ -235,11 +299,13 @@ async def _write_rows(
             state_id,
         )
     }
+    ring = crypto.keyring()
     row_ids: list[UUID | None] = []
-    new_rows: list[tuple[int, bytes]] = []  # (position, digest)
+    new_rows: list[tuple[int, bytes, Stored[InstanceRow]]] = []  # (position, digest, row as stored)
     changed = 0
     for position, row in enumerate(state.instances):
-        digest = instance_digest(row)
+        stored = stored_instance(row)
+        digest = stored.digest(ring)
         kept = current.pop(row.address, None)
         if kept is not None and kept[1] == digest:
             row_ids.append(kept[0])
@@ -248,7 +314,7 @@ async def _write_rows(
             changed += 1
             current[row.address] = kept  # closed below, with the removed ones
         row_ids.append(None)
-        new_rows.append((position, digest))
+        new_rows.append((position, digest, stored))
     closed = {row_id: address for address, (row_id, _) in current.items()}
     if closed:
         await conn.execute(
@@ -258,21 +324,30 @@ async def _write_rows(
             list(closed),
         )
     new_ids = time_ordered_ids(len(new_rows))
-    for (position, _), row_id in zip(new_rows, new_ids, strict=True):
+    for (position, _, _), row_id in zip(new_rows, new_ids, strict=True):
         row_ids[position] = row_id
     if new_rows:
-        instances = state.instances
         await conn.copy_records_to_table(
             "resources",
             columns=_RESOURCE_COPY_COLUMNS,
             records=[
-                (row_id, state_id, version_id, serial, digest, *instances[position])
-                for (position, digest), row_id in zip(new_rows, new_ids, strict=True)
+                (
+                    row_id,
+                    state_id,
+                    version_id,
+                    serial,
+                    digest,
+                    stored.sealed(ring, state_id),
+                    *stored.row,
+                )
+                for (_, digest, stored), row_id in zip(new_rows, new_ids, strict=True)
             ],
         )
     # every position holds an id now: a kept row's, else a new one (filled in just above)
     filled = cast(list[UUID], row_ids)
-    await _write_edges(conn, state_id, version_id, state, filled, {p for p, _ in new_rows}, closed)
+    await _write_edges(
+        conn, state_id, version_id, state, filled, {p for p, _, _ in new_rows}, closed
+    )
     await _write_outputs(conn, state_id, version_id, state)
     return RowChanges(
         len(new_rows) - changed, changed, len(closed) - changed, new_ids, list(closed)
@@ -386,6 +461,7 @@ _RESOURCE_COPY_COLUMNS = (
     "state_version_id",
     "serial_from",
     "content_hash",
+    "secrets",
     *INSTANCE_COLUMNS,
 )
 
@@ -401,13 +477,24 @@ async def _write_outputs(
             state_id,
         )
     }
+    ring = crypto.keyring()
     new = []
     for row in state.outputs:
-        digest = output_digest(row)
+        stored = stored_output(row)
+        digest = stored.digest(ring)
         if current.get(row.name) == digest:
             del current[row.name]
         else:
-            new.append((state_id, version_id, state.serial, digest, *row))
+            new.append(
+                (
+                    state_id,
+                    version_id,
+                    state.serial,
+                    digest,
+                    stored.sealed(ring, state_id),
+                    *stored.row,
+                )
+            )
     replaced = list(current)  # removed, or changed (a new row follows)
     if replaced:
         await conn.execute(
@@ -425,6 +512,7 @@ async def _write_outputs(
                 "state_version_id",
                 "serial_from",
                 "content_hash",
+                "secrets",
                 *OUTPUT_COLUMNS,
             ),
             records=new,
@@ -465,29 +553,48 @@ async def find_version(
     return record
 
 
+# A row's columns as select lists: read back with instance_of and output_of.
+INSTANCE_SELECT = f"{_select_list(INSTANCE_COLUMNS, _JSONB_INSTANCE)}, secrets"
+OUTPUT_SELECT = f"{_select_list(OUTPUT_COLUMNS, _JSONB_OUTPUT)}, secrets"
+
+
+def instance_of(record: asyncpg.Record, state_id: UUID) -> InstanceRow:
+    """The instance row as written (its secrets put back) from INSTANCE_SELECT."""
+    row = InstanceRow(*_from_text(record, INSTANCE_COLUMNS, _JSONB_INSTANCE))
+    if not record["secrets"]:
+        return row
+    return row._replace(attributes=restore(row.attributes, opened(record["secrets"], state_id)))
+
+
+def output_of(record: asyncpg.Record, state_id: UUID) -> OutputRow:
+    """The output row as written from OUTPUT_SELECT."""
+    row = OutputRow(*_from_text(record, OUTPUT_COLUMNS, _JSONB_OUTPUT))
+    if not record["secrets"]:
+        return row
+    return row._replace(value=restore(row.value, opened(record["secrets"], state_id)))
+
+
 async def render_version(conn: asyncpg.Connection, version: asyncpg.Record) -> dict[str, Any]:
     """The state document of `version`, rendered from its normalized rows."""
+    state_id = version["state_id"]
     instance_rows = await conn.fetch(
-        f"""SELECT {_select_list(INSTANCE_COLUMNS, _JSONB_INSTANCE)} FROM resources r
-            WHERE {valid_at("r")}""",
-        version["state_id"],
+        f"SELECT {INSTANCE_SELECT} FROM resources r WHERE {valid_at('r')}",
+        state_id,
         version["serial"],
     )
     output_rows = await conn.fetch(
-        f"""SELECT {_select_list(OUTPUT_COLUMNS, _JSONB_OUTPUT)} FROM outputs o
-            WHERE {valid_at("o")} ORDER BY position""",
-        version["state_id"],
+        f"SELECT {OUTPUT_SELECT} FROM outputs o WHERE {valid_at('o')} ORDER BY position",
+        state_id,
         version["serial"],
     )
-    instances = (
-        InstanceRow(*_from_text(r, INSTANCE_COLUMNS, _JSONB_INSTANCE)) for r in instance_rows
-    )
+    instances = (instance_of(r, state_id) for r in instance_rows)
+    outputs = [output_of(r, state_id) for r in output_rows]
     return render_state(
         serial=version["serial"],
         lineage=version["lineage"],
         terraform_version=version["terraform_version"],
         instances=in_document_order(instances, version["layout"]),
-        outputs=[OutputRow(*_from_text(r, OUTPUT_COLUMNS, _JSONB_OUTPUT)) for r in output_rows],
+        outputs=outputs,
         extra=version["extra"],
         omitted=version["omitted"],
     )
