@@ -164,3 +164,17 @@ async def locks_of(conn: asyncpg.Connection, state_ids: list[UUID]) -> dict[UUID
         state_ids,
     )
     return {r["state_id"]: r for r in records}
+
+
+async def totals(conn: asyncpg.Connection) -> asyncpg.Record:
+    """How many states, resource instances in their current versions, and locks held."""
+    record = await conn.fetchrow(
+        """SELECT (SELECT count(*) FROM states) AS states,
+                  (SELECT coalesce(sum(v.resource_count), 0) FROM states s
+                   CROSS JOIN LATERAL (SELECT resource_count FROM state_versions
+                                       WHERE state_id = s.id ORDER BY serial DESC LIMIT 1) v
+                  ) AS resources,
+                  (SELECT count(*) FROM state_locks) AS locked"""
+    )
+    assert record is not None  # an aggregate always has its row
+    return record

@@ -52,21 +52,21 @@ def overlaps(path: Path, paths: list[Path]) -> bool:
     return any(path[: len(s)] == s or s[: len(path)] == path for s in paths)
 
 
-def withhold(value: Any, paths: list[Path]) -> Any:
-    """A copy of `value` with the value at each path replaced by null."""
+def withhold(value: Any, paths: list[Path], mask: Any = None) -> Any:
+    """A copy of `value` with the value at each path replaced by `mask` (null)."""
     for path in paths:
-        value = _replace(value, path)
+        value = _replace(value, path, mask)
     return value
 
 
-def _replace(value: Any, path: Path) -> Any:
+def _replace(value: Any, path: Path, mask: Any) -> Any:
     if not path:
-        return None
+        return mask
     head, rest = path[0], path[1:]
     if isinstance(value, dict) and head in value:
-        return {**value, head: _replace(value[head], rest)}
+        return {**value, head: _replace(value[head], rest, mask)}
     if isinstance(value, list) and head.isdigit() and int(head) < len(value):
         copy = list(value)
-        copy[int(head)] = _replace(copy[int(head)], rest)
+        copy[int(head)] = _replace(copy[int(head)], rest, mask)
         return copy
     return value

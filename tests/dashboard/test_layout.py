@@ -1,0 +1,61 @@
+"""The blast-radius picture's layout (pure): every drawn resource once, in its depth's
+column, the undrawn counted in one "+K more" node per depth, lines only between
+neighbouring depths, and the ordering uncrosses what it can."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.dashboard.layout import BOX_WIDTH, COLUMN_WIDTH, Layer, layout
+
+
+@st.composite
+def radii(draw: st.DrawFn) -> tuple[list[Layer], list[tuple[str, str]]]:
+    """Layers of a radius (some summarised), with edges from each drawn resource's
+    layer before it (as a breadth-first walk gives) and a few others."""
+    layers: list[Layer] = []
+    edges: list[tuple[str, str]] = []
+    previous = ["root"]
+    for depth in range(1, draw(st.integers(0, 5)) + 1):
+        drawn = [f"d{depth}-{i}" for i in range(draw(st.integers(1, 8)))]
+        total = len(drawn) + draw(st.integers(0, 3))
+        layers.append(Layer(total, [(key, key) for key in drawn]))
+        for key in drawn:
+            parents = draw(st.lists(st.sampled_from(previous), max_size=2, unique=True))
+            edges += [(parent, key) for parent in parents]
+        previous = drawn
+    return layers, edges
+
+
+@given(radii())
+def test_every_resource_is_drawn_once_in_its_column_with_the_rest_counted(radius) -> None:
+    layers, edges = radius
+    picture = layout(("root", "root"), layers, edges)
+    keys = [node.key for node in picture.nodes if node.key is not None]
+    assert sorted(keys) == sorted(["root", *(k for layer in layers for k, _ in layer.drawn)])
+    for node in picture.nodes:
+        assert node.x == 10 + node.depth * COLUMN_WIDTH
+        assert node.y >= 0 and node.y + 22 <= picture.height
+    for depth, layer in enumerate(layers, start=1):
+        more = [n.more for n in picture.nodes if n.key is None and n.depth == depth]
+        assert more == ([layer.total - len(layer.drawn)] if layer.total > len(layer.drawn) else [])
+    column = {n.x for n in picture.nodes}
+    for line in picture.lines:  # from a box's right edge to the next column's left edge
+        assert line.x1 - BOX_WIDTH in column and line.x2 - line.x1 == COLUMN_WIDTH - BOX_WIDTH
+    positions = {(n.x, n.y) for n in picture.nodes}
+    assert len(positions) == len(picture.nodes)  # no two boxes overlap
+
+
+def test_a_resource_whose_predecessors_are_undrawn_hangs_off_the_more_node() -> None:
+    layers = [Layer(3, [("a", "a")]), Layer(1, [("x", "x")])]
+    picture = layout(("r", "r"), layers, [("r", "a")])  # x's predecessor is among the 2 more
+    [summary] = [line for line in picture.lines if line.summary]
+    more = next(n for n in picture.nodes if n.key is None)
+    assert (summary.x1, summary.y1) == (more.x + BOX_WIDTH, more.y + 11)
+
+
+def test_ordering_uncrosses_two_chains() -> None:
+    # r -> a -> y and r -> b -> x: addresses alone would cross (a above b, x above y)
+    layers = [Layer(2, [("a", "a"), ("b", "b")]), Layer(2, [("x", "x"), ("y", "y")])]
+    picture = layout(("r", "r"), layers, [("r", "a"), ("r", "b"), ("a", "y"), ("b", "x")])
+    y = {n.key: n.y for n in picture.nodes}
+    assert (y["a"] < y["b"]) == (y["y"] < y["x"])
