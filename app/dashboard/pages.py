@@ -122,7 +122,10 @@ async def state_page(
     chosen = None
     if compare is not None and compare[1] in by_serial:
         chosen = (by_serial[compare[1]]["version_id"], compare[0])
-    found = await diff.diff_versions(conn, [*pairs, *([chosen] if chosen else [])])
+    # once each: the chosen pair may be in the timeline (diff_versions answers every key)
+    found = await diff.diff_versions(
+        conn, list(dict.fromkeys([*pairs, *([chosen] * bool(chosen))]))
+    )
     timeline = [
         TimelineEntry(v, _diff_or_none(found.get(pair)))
         for v, pair in zip(rows, pairs, strict=False)
