@@ -4,8 +4,10 @@ When tokens are configured, every HTTP and WebSocket request but health
 (/livez, /readyz, /healthz) must carry one, as Basic auth (user = the
 token's name, password = the token: what Terraform's `http` backend sends)
 or as `Authorization: Bearer <token>`;
-anything else gets 401. The caller's name lands on `request.state.actor`
-("anonymous" on an open server) for handlers and GraphQL resolvers to record.
+anything else gets 401. A websocket without the header passes as UNVERIFIED:
+its first message carries the token (app.api.app checks it). The caller's
+name lands on `request.state.actor` ("anonymous" on an open server) for
+handlers and GraphQL resolvers to record.
 """
 
 import base64
@@ -21,6 +23,8 @@ from app.errors import Unauthenticated
 from app.http import error_response
 
 ANONYMOUS = "anonymous"
+# A websocket that brought no header: not authenticated yet (no token name holds a ":")
+UNVERIFIED = ":unverified"
 OPEN_PATHS = frozenset({"/livez", "/readyz", "/healthz"})  # what probes and load balancers call
 # WebSocket close code "policy violation": what a refused handshake gets
 _WS_POLICY_VIOLATION = 1008
@@ -80,7 +84,13 @@ class AuthMiddleware:
             return
         name: str | None = ANONYMOUS
         if self.tokens and scope["path"] not in OPEN_PATHS:
-            name = authenticate(self.tokens, Headers(scope=scope).get("authorization"))
+            authorization = Headers(scope=scope).get("authorization")
+            if scope["type"] == "websocket" and authorization is None:
+                # Browsers cannot set headers on a websocket: /graphql authenticates
+                # the graphql-transport-ws connection_init payload instead (app.api.app).
+                name = UNVERIFIED
+            else:
+                name = authenticate(self.tokens, authorization)
         if name is None:
             await self._refuse(scope, receive, send)
             return

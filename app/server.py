@@ -25,7 +25,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app import db
-from app.api.app import graphql_route
+from app.api.app import graphql_routes
 from app.api.iac.routes import routes as iac_routes
 from app.auth import AuthMiddleware
 from app.backend.routes import WriteSlots
@@ -33,6 +33,7 @@ from app.backend.routes import routes as backend_routes
 from app.config import Settings
 from app.dashboard.routes import routes as dashboard_routes
 from app.errors import AppError
+from app.graph.notify import EventFeed
 from app.http import error_response, json_response
 from app.observe import UNAVAILABLE, RequestMiddleware, collect_when_idle, metrics_text
 
@@ -129,7 +130,8 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         app.state.pool = pool
         collector = asyncio.create_task(collect_when_idle())
         try:
-            async with _health_pool(app, url):
+            async with _health_pool(app, url), EventFeed(url).running() as feed:
+                app.state.event_feed = feed
                 yield
         finally:
             collector.cancel()
@@ -146,7 +148,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             Route("/metrics", metrics),
             *backend_routes(),
             *iac_routes(),
-            graphql_route(settings),
+            *graphql_routes(settings),
             *dashboard_routes(),
         ],
         middleware=[

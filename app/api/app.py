@@ -1,19 +1,29 @@
-"""The Starlette-mountable GraphQL app: `/graphql` (POST, GET; GraphiQL for browsers).
+"""The Starlette-mountable GraphQL app: `/graphql` (POST, GET; GraphiQL for browsers;
+subscriptions over a graphql-transport-ws websocket).
 
 Bodies and JSON variables are read by `app.jsonutil.read` (its limits) and
 refused past `max_graphql_bytes` (413, before or while they stream in); an
 answer past MAX_RESPONSE_BYTES is replaced by a LIMIT_EXCEEDED error (the cost
 limit of app.api.limits keeps answers far below it: this is the backstop).
+
+With tokens configured, a websocket that came without an Authorization header
+(browsers cannot set one) must authenticate in its `connection_init` payload:
+{"authorization": "Bearer <token>"} (or Basic); else it is closed with 4403.
 """
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.types import Message, Receive, Scope, Send
-from strawberry.asgi import GraphQL
+from starlette.websockets import WebSocket, WebSocketDisconnect
+from strawberry.asgi import ASGIWebSocketAdapter, GraphQL
+from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http import GraphQLHTTPResponse
+from strawberry.http.exceptions import WebSocketDisconnected
+from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
 
 from app import jsonutil
@@ -21,16 +31,35 @@ from app.api.context import Context, make_context
 from app.api.errors import coded
 from app.api.limits import LIMIT_EXCEEDED
 from app.api.schema import schema
+from app.auth import UNVERIFIED, authenticate
 from app.config import MIB, Settings
 from app.errors import BadInput, LimitExceeded
 
 MAX_RESPONSE_BYTES = 64 * MIB
 
 
+class _TextWebSocket(ASGIWebSocketAdapter):
+    """Messages as text frames, what graphql-transport-ws clients read (encode_json's
+    bytes would go as binary ones)."""
+
+    async def send_json(self, message: Mapping[str, object]) -> None:
+        try:
+            await self.ws.send_text(jsonutil.dumps(message).decode())
+        except WebSocketDisconnect as exc:
+            raise WebSocketDisconnected from exc
+
+
 class GraphQLApp(GraphQL[Context, None]):
-    def __init__(self, *args: Any, max_body: int, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.max_body = max_body
+    websocket_adapter_class = _TextWebSocket
+
+    def __init__(self, settings: Settings) -> None:
+        """GraphiQL and introspection only when the schema is public (INFRAGRAPH_PUBLIC_SCHEMA)."""
+        ide: Literal["graphiql"] | None = "graphiql" if settings.public_schema else None
+        super().__init__(
+            schema, graphql_ide=ide, subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,)
+        )
+        self.max_body = settings.max_graphql_bytes
+        self.tokens: Mapping[str, str] = settings.api_tokens
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -57,8 +86,21 @@ class GraphQLApp(GraphQL[Context, None]):
 
         await super().__call__(scope, bounded, send)
 
-    async def get_context(self, request: Request, response: Response) -> Context:  # type: ignore[override]
+    async def get_context(
+        self, request: Request | WebSocket, response: Response | WebSocket
+    ) -> Context:
         return make_context(request, response)
+
+    async def on_ws_connect(self, context: Context) -> None:
+        """A websocket that came without a token shows one in connection_init's payload."""
+        if context.actor != UNVERIFIED:
+            return
+        params = context.connection_params
+        authorization = params.get("authorization") if isinstance(params, dict) else None
+        name = authenticate(self.tokens, authorization if isinstance(authorization, str) else None)
+        if name is None:
+            raise ConnectionRejectionError()
+        context.actor = name
 
     def parse_json(self, data: str | bytes) -> Any:
         try:
@@ -84,7 +126,7 @@ class GraphQLApp(GraphQL[Context, None]):
         return jsonutil.dumps({"data": None, "errors": [error]})
 
 
-def graphql_route(settings: Settings, path: str = "/graphql") -> Route:
-    """GraphiQL and introspection only when the schema is public (INFRAGRAPH_PUBLIC_SCHEMA)."""
-    ide: Literal["graphiql"] | None = "graphiql" if settings.public_schema else None
-    return Route(path, GraphQLApp(schema, graphql_ide=ide, max_body=settings.max_graphql_bytes))
+def graphql_routes(settings: Settings, path: str = "/graphql") -> list[BaseRoute]:
+    """`path` over HTTP and websocket."""
+    app = GraphQLApp(settings)
+    return [Route(path, app), WebSocketRoute(path, app)]

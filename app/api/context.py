@@ -6,14 +6,16 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 import asyncpg
 import strawberry
-from starlette.requests import Request
+from starlette.requests import HTTPConnection
 from starlette.responses import Response
+from starlette.websockets import WebSocket
 
 from app import db
 from app.api.catalog.loaders import CatalogLoaders
 from app.api.graph.loaders import GraphLoaders
 from app.auth import ANONYMOUS
 from app.config import Settings
+from app.graph.notify import EventFeed
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -21,13 +23,16 @@ T = TypeVar("T")
 
 @dataclass
 class Context:
-    request: Request
-    response: Response
+    request: HTTPConnection  # a Request, or the WebSocket of a subscription
+    response: Response | WebSocket
     pool: asyncpg.Pool
     settings: Settings
     actor: str  # who is asking, as the auth middleware named them
     graph: GraphLoaders
     catalog: CatalogLoaders
+    events: EventFeed  # what subscriptions follow
+    # a websocket's connection_init payload (strawberry sets it)
+    connection_params: dict[str, object] | None = None
 
     async def with_conn(
         self,
@@ -43,7 +48,7 @@ class Context:
 Info = strawberry.Info[Context, None]
 
 
-def make_context(request: Request, response: Response) -> Context:
+def make_context(request: HTTPConnection, response: Response | WebSocket) -> Context:
     pool: asyncpg.Pool = request.app.state.pool
     settings: Settings = request.app.state.settings
     return Context(
@@ -54,4 +59,5 @@ def make_context(request: Request, response: Response) -> Context:
         actor=getattr(request.state, "actor", ANONYMOUS),
         graph=GraphLoaders(pool, settings),
         catalog=CatalogLoaders(pool),
+        events=request.app.state.event_feed,
     )

@@ -4,7 +4,7 @@ import base64
 
 import pytest
 
-from app.auth import AuthMiddleware, authenticate
+from app.auth import UNVERIFIED, AuthMiddleware, authenticate
 from tests.backend.conftest import TOKENS, http_client
 from tests.backend.helpers import assert_error, events, tf_state
 from tests.live_server import server_fixture
@@ -76,11 +76,13 @@ def test_tokens_may_hold_colons() -> None:
     assert authenticate(tokens, basic("ci", "se:cr")) is None
 
 
-async def test_a_websocket_without_a_token_is_closed() -> None:
+async def _websocket(headers: list[tuple[bytes, bytes]]) -> tuple[list[dict], dict | None]:
+    """What AuthMiddleware sends a websocket handshake, and the scope the app got."""
     sent: list[dict] = []
+    reached: list[dict] = []
 
     async def app(scope, receive, send) -> None:
-        raise AssertionError("the request got through")
+        reached.append(scope)
 
     async def receive() -> dict:
         return {"type": "websocket.connect"}
@@ -89,5 +91,18 @@ async def test_a_websocket_without_a_token_is_closed() -> None:
         sent.append(message)
 
     middleware = AuthMiddleware(app, {"secret": "ci"})
-    await middleware({"type": "websocket", "path": "/graphql", "headers": []}, receive, send)
-    assert sent == [{"type": "websocket.close", "code": 1008}]
+    await middleware({"type": "websocket", "path": "/graphql", "headers": headers}, receive, send)
+    return sent, reached[0] if reached else None
+
+
+async def test_a_websocket_with_a_wrong_token_is_closed() -> None:
+    sent, reached = await _websocket([(b"authorization", b"Bearer nope")])
+    assert sent == [{"type": "websocket.close", "code": 1008}] and reached is None
+
+
+async def test_a_websocket_without_a_header_goes_on_unverified() -> None:
+    """Its connection_init payload brings the token (tests/api/test_subscriptions.py)."""
+    sent, reached = await _websocket([])
+    assert sent == [] and reached is not None and reached["state"]["actor"] == UNVERIFIED
+    sent, reached = await _websocket([(b"authorization", b"Bearer secret")])
+    assert reached is not None and reached["state"]["actor"] == "ci"
