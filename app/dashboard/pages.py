@@ -123,9 +123,8 @@ async def state_page(
     if compare is not None and compare[1] in by_serial:
         chosen = (by_serial[compare[1]]["version_id"], compare[0])
     # once each: the chosen pair may be in the timeline (diff_versions answers every key)
-    found = await diff.diff_versions(
-        conn, list(dict.fromkeys([*pairs, *([chosen] * bool(chosen))]))
-    )
+    wanted = list(dict.fromkeys(pairs + ([chosen] if chosen else [])))
+    found = await diff.diff_versions(conn, wanted)
     timeline = [
         TimelineEntry(v, _diff_or_none(found.get(pair)))
         for v, pair in zip(rows, pairs, strict=False)

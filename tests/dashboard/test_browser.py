@@ -5,12 +5,14 @@ import re
 from collections.abc import AsyncIterator, Iterator
 from urllib.parse import urlencode, urlsplit
 
+import asyncpg
 import httpx
 import pytest
 from playwright.async_api import Error as PlaywrightError
 
 from app.dashboard.pages import DRAWN_PER_LAYER
 from bench.browser import Offline, chromium, offline_page
+from tests.conftest import truncate_all
 from tests.graph.states import resource, shared_history, state
 from tests.live_server import LiveServer, live_server
 
@@ -22,7 +24,17 @@ LOCK = {"ID": "lock-77", "Who": "dana@ci", "Operation": "OperationTypeApply", "I
 
 
 @pytest.fixture(scope="module")
-def server(database_url: str) -> Iterator[LiveServer]:
+async def emptied(database_url: str) -> None:
+    """The session's database without what earlier tests left."""
+    conn = await asyncpg.connect(database_url)
+    try:
+        await truncate_all(conn)
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(scope="module")
+def server(database_url: str, emptied: None) -> Iterator[LiveServer]:
     with live_server(database_url, {"INFRAGRAPH_API_TOKENS": f"{USER}:{TOKEN}"}) as running:
         with httpx.Client(base_url=running.url, auth=(USER, TOKEN)) as http:
             for body in shared_history():
