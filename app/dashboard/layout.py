@@ -5,7 +5,9 @@ only the ordering within layers and the coordinates are left: barycenter sweeps 
 and up, then columns left to right, one per depth. A layer over the drawing limit
 arrives summarised (its first resources and how many more): the "+K more" node comes
 last in its column and stands in for the undrawn resources, so a drawn resource whose
-predecessors were not drawn hangs off it.
+predecessors were not drawn hangs off it. A box sits level with its topmost predecessor
+unless the boxes above push it down, with lines from its nearest three (a
+resource of `count` instances depends on every instance of another: dozens of lines).
 
 (grandalf, the Sugiyama library on PyPI, computes its own layering, longest path,
 which is not the radius' depth, and its pure-Python ordering of a 420-node picture
@@ -15,11 +17,13 @@ took 120 ms of the page's budget; a fixed-layer barycenter is a few lines.)
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-COLUMN_WIDTH = 250  # a layer's column, its boxes and the gap to the next
-BOX_WIDTH = 200
+COLUMN_WIDTH = 290  # a layer's column, its boxes and the gap to the next
+BOX_WIDTH = 240
+LABEL_CHARS = 32  # of 12px monospace in a box; a longer address is cut (its title is whole)
 ROW_HEIGHT = 30
 BOX_HEIGHT = 22
 MARGIN = 10
+LINES_IN = 3  # lines into a box at most, from its nearest predecessors: no hairball
 SWEEPS = 2  # down then up, twice: enough for a layered tree-like radius
 
 
@@ -31,6 +35,7 @@ class Node:
     x: int  # the box's top left corner
     y: int
     more: int = 0  # for a "+K more" node: K
+    unlined: int = 0  # edges in not drawn: over LINES_IN, the farthest
 
 
 @dataclass(frozen=True)
@@ -92,25 +97,26 @@ def layout(
     _order(order, up, down)
     positions: dict[object, tuple[int, int]] = {}
     nodes: list[Node] = []
-    height = max(len(keys) + (more[d] > 0) for d, keys in enumerate(order)) * ROW_HEIGHT
+    lines: list[Line] = []
     for depth, keys in enumerate(order):
         x = MARGIN + depth * COLUMN_WIDTH
-        slots = len(keys) + (more[depth] > 0)
-        top = MARGIN + (height - slots * ROW_HEIGHT) // 2
-        for index, key in enumerate(keys):
-            positions[key] = (x, top + index * ROW_HEIGHT)
-            nodes.append(Node(key, labels[key], depth, x, top + index * ROW_HEIGHT))
+        y = MARGIN - ROW_HEIGHT  # the row above the first
+        for key in keys:  # level with its first predecessor where the rows above leave room
+            nears = up.get(key, set())  # all placed: the column before
+            top = min((positions[n][1] for n in nears), default=MARGIN)
+            y = max(y + ROW_HEIGHT, top)
+            positions[key] = (x, y)
+            shown = sorted(nears, key=lambda n: (abs(positions[n][1] - y), positions[n][1]))
+            shown = shown[:LINES_IN]
+            lines += [_line(positions[n], (x, y), summary=isinstance(n, _More)) for n in shown]
+            nodes.append(Node(key, labels[key], depth, x, y, unlined=len(nears) - len(shown)))
         if more[depth]:
-            y = top + len(keys) * ROW_HEIGHT
+            y += ROW_HEIGHT
             positions[_More(depth)] = (x, y)
             nodes.append(Node(None, f"+{more[depth]:,} more", depth, x, y, more[depth]))
-    lines = [
-        _line(positions[near], positions[far], summary=isinstance(near, _More))
-        for far, nears in up.items()
-        for near in sorted(nears, key=lambda n: positions[n][1])
-    ]
     width = MARGIN * 2 + (len(order) - 1) * COLUMN_WIDTH + BOX_WIDTH
-    return Picture(nodes, lines, width, height + 2 * MARGIN)
+    height = max(node.y for node in nodes) + BOX_HEIGHT + MARGIN
+    return Picture(nodes, lines, width, height)
 
 
 def _line(near: tuple[int, int], far: tuple[int, int], *, summary: bool) -> Line:

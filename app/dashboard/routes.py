@@ -25,7 +25,7 @@ from starlette.templating import Jinja2Templates
 
 from app import db, jsonutil
 from app.dashboard import pages
-from app.dashboard.layout import Layer, layout
+from app.dashboard.layout import BOX_HEIGHT, BOX_WIDTH, LABEL_CHARS, Layer, layout
 from app.errors import AppError, BadInput, NotFound
 from app.graph import edges
 
@@ -57,7 +57,9 @@ def _json(value: Any) -> str:
 
 
 templates.env.filters.update(when=_when, ago=_ago, json=_json)
-templates.env.globals.update(url=_url)
+templates.env.globals.update(
+    url=_url, box={"width": BOX_WIDTH, "height": BOX_HEIGHT, "chars": LABEL_CHARS}
+)
 
 
 def _int(request: Request, name: str, default: int | None = None) -> int | None:

@@ -2,10 +2,12 @@
 column, the undrawn counted in one "+K more" node per depth, lines only between
 neighbouring depths, and the ordering uncrosses what it can."""
 
+import collections
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.dashboard.layout import BOX_WIDTH, COLUMN_WIDTH, Layer, layout
+from app.dashboard.layout import BOX_HEIGHT, BOX_WIDTH, COLUMN_WIDTH, LINES_IN, Layer, layout
 
 
 @st.composite
@@ -34,13 +36,18 @@ def test_every_resource_is_drawn_once_in_its_column_with_the_rest_counted(radius
     assert sorted(keys) == sorted(["root", *(k for layer in layers for k, _ in layer.drawn)])
     for node in picture.nodes:
         assert node.x == 10 + node.depth * COLUMN_WIDTH
-        assert node.y >= 0 and node.y + 22 <= picture.height
+        assert node.y >= 0 and node.y + BOX_HEIGHT <= picture.height
     for depth, layer in enumerate(layers, start=1):
         more = [n.more for n in picture.nodes if n.key is None and n.depth == depth]
         assert more == ([layer.total - len(layer.drawn)] if layer.total > len(layer.drawn) else [])
     column = {n.x for n in picture.nodes}
     for line in picture.lines:  # from a box's right edge to the next column's left edge
         assert line.x1 - BOX_WIDTH in column and line.x2 - line.x1 == COLUMN_WIDTH - BOX_WIDTH
+    into = collections.Counter((line.x2, line.y2) for line in picture.lines)
+    for node in picture.nodes:  # every edge in a line, or counted, from 3 lines on
+        if node.key is not None:
+            lines_in = into[(node.x, node.y + BOX_HEIGHT // 2)]
+            assert lines_in <= LINES_IN and (node.unlined == 0 or lines_in == LINES_IN)
     positions = {(n.x, n.y) for n in picture.nodes}
     assert len(positions) == len(picture.nodes)  # no two boxes overlap
 
@@ -50,7 +57,17 @@ def test_a_resource_whose_predecessors_are_undrawn_hangs_off_the_more_node() -> 
     picture = layout(("r", "r"), layers, [("r", "a")])  # x's predecessor is among the 2 more
     [summary] = [line for line in picture.lines if line.summary]
     more = next(n for n in picture.nodes if n.key is None)
-    assert (summary.x1, summary.y1) == (more.x + BOX_WIDTH, more.y + 11)
+    assert (summary.x1, summary.y1) == (more.x + BOX_WIDTH, more.y + BOX_HEIGHT // 2)
+
+
+def test_a_dense_layer_draws_three_lines_into_a_box_and_counts_the_rest() -> None:
+    subnets = [(f"s{i}", f"s{i}") for i in range(5)]
+    layers = [Layer(5, subnets), Layer(1, [("vm", "vm")])]
+    edges = [("r", key) for key, _ in subnets] + [(key, "vm") for key, _ in subnets]
+    picture = layout(("r", "r"), layers, edges)
+    vm = next(n for n in picture.nodes if n.key == "vm")
+    assert vm.unlined == 2 and vm.y == next(n.y for n in picture.nodes if n.key == "s0")
+    assert len(picture.lines) == 5 + 3
 
 
 def test_ordering_uncrosses_two_chains() -> None:
