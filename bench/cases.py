@@ -1022,16 +1022,21 @@ async def _page(env: Env, path: str) -> bytes:
     return _ok(await env.http.get(path, headers=_HTML)).content
 
 
+DASHBOARD_VERSIONS = 3  # of each state on the overview: its current one is read
+
+
 async def dashboard_overview_case(env: Env) -> Result:
-    """The overview (`/`) of `dashboard_states` states, each of a few resources."""
+    """The overview (`/`) of `dashboard_states` states of a few resources and
+    DASHBOARD_VERSIONS versions each."""
     count = env.size.dashboard_states
-    body = dumps(generate_state(5, hubs=1, seed=3))
     names = [f"bench/dash-{i:04d}" for i in range(count)]
 
-    async def write(name: str) -> None:
+    async def write(name: str, serial: int) -> None:
+        body = dumps(generate_state(5, hubs=1, seed=3, serial=serial, lineage="dash"))
         _ok(await env.http.post(f"/states/{name}", content=body))
 
-    await asyncio.gather(*map(write, names))
+    for serial in range(1, DASHBOARD_VERSIONS + 1):
+        await asyncio.gather(*(write(name, serial) for name in names))
     html = b""
 
     async def candidate() -> None:
@@ -1044,7 +1049,7 @@ async def dashboard_overview_case(env: Env) -> Result:
         raise BenchError(f"overview: {listed} states listed, not {count}")
     return Result(
         "dashboard overview",
-        f"GET / (HTML) listing {count:,} states",
+        f"GET / (HTML) listing {count:,} states of {DASHBOARD_VERSIONS} versions",
         "(absolute)",
         seconds,
         None,

@@ -58,7 +58,7 @@ async def overview(conn: asyncpg.Connection, *, after: str | None = None) -> Ove
         version = current.get(r["state_id"])
         count = counts.get(version["version_id"]) if version else None
         states.append(StateSummary(r, version, count, held.get(r["state_id"])))
-    recent = await events.list_events(conn, None, first=RECENT_EVENTS)
+    recent = await events.list_events(conn, None, first=RECENT_EVENTS, count=False)
     return Overview(
         states,
         page.rows[-1]["state_name"] if page.has_next else None,
