@@ -83,6 +83,26 @@ async def test_overview_shows_states_serials_lock_holder_and_events(browser, ser
     assert "system-ui" in stylesheet  # the server's own stylesheet applied
 
 
+async def test_the_overview_follows_locks_and_writes_live(browser, server) -> None:
+    await _open(browser, server, "/")
+    page = browser.page
+    await page.wait_for_selector("#live.on")  # subscribed to events
+    await page.evaluate("window.sameDocument = true")  # gone if the page reloads
+    row = page.locator('tr[data-state="ui/live"]')
+    assert await row.count() == 0
+    lock = {"ID": "live-1", "Who": "erin@laptop", "Operation": "OperationTypePlan"}
+    async with httpx.AsyncClient(base_url=server.url, auth=(USER, TOKEN)) as http:
+        (await http.post("/states/ui/live", content=shared_history()[0])).raise_for_status()
+        await row.locator(".serial", has_text="1").wait_for(timeout=5000)
+        assert await row.locator(".writer").inner_text() == USER
+        (await http.request("LOCK", "/states/ui/live", json=lock)).raise_for_status()
+        await row.locator(".lock", has_text="erin@laptop").wait_for(timeout=5000)
+        (await http.request("UNLOCK", "/states/ui/live", json=lock)).raise_for_status()
+        await row.locator(".lock:empty").wait_for(timeout=5000)
+    await page.locator("#events li", has_text="ui/live #1").wait_for(timeout=5000)
+    assert await page.evaluate("window.sameDocument") is True
+
+
 async def test_state_page_shows_versions_and_the_diff_of_two(browser, server) -> None:
     await _open(browser, server, "/ui/state", name="ui/net", **{"from": 2, "to": 3})
     page = browser.page

@@ -37,21 +37,43 @@
     updateState(event);
   }
 
-  function updateState(event) {
-    if (!states || event.serial === null) return;
-    let row = Array.from(states.rows).find((r) => r.dataset.state === event.stateName);
-    if (!row) {
+  const WRITES = new Set(["write", "apply", "release"]); // events of a new version
+
+  function stateRow(name, create) {
+    let row = Array.from(states.rows).find((r) => r.dataset.state === name);
+    if (!row && create) {
       row = states.insertRow(0);
-      row.dataset.state = event.stateName;
+      row.dataset.state = name;
       for (let i = 0; i < 7; i++) row.insertCell();
-      row.cells[0].append(stateLink(event.stateName));
+      row.cells[0].append(stateLink(name));
       row.cells[2].className = "num serial";
       row.cells[4].className = "written";
       row.cells[5].className = "writer";
+      row.cells[6].className = "lock";
     }
-    row.cells[2].textContent = event.serial;
-    row.cells[4].textContent = "just now";
-    row.cells[5].textContent = event.actor;
+    return row;
+  }
+
+  function updateState(event) {
+    if (!states) return;
+    const written = WRITES.has(event.action) && event.serial !== null;
+    const row = stateRow(event.stateName, written);
+    if (!row) return;
+    if (written) {
+      row.cells[2].textContent = event.serial;
+      row.cells[4].textContent = "just now";
+      row.cells[5].textContent = event.actor;
+    } else if (event.action === "lock") {
+      const badge = text("span", (event.detail.who || event.actor) + " · now", "badge locked");
+      row.cells[6].replaceChildren(badge);
+    } else if (event.action === "unlock" || event.action === "force-unlock") {
+      row.cells[6].replaceChildren();
+    } else if (event.action === "delete") {
+      row.remove();
+      return;
+    }
+    row.classList.remove("fresh");
+    void row.offsetWidth; // restart the highlight
     row.classList.add("fresh");
   }
 
