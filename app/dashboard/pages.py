@@ -85,6 +85,7 @@ class StatePage:
     compared: tuple[int, int] | None  # (from serial, to serial)
     compare: diff.VersionDiff | None
     compare_error: str | None
+    older: int | None  # the serial to list the versions before, when there are more
 
 
 async def state_page(
@@ -94,20 +95,26 @@ async def state_page(
     compare: tuple[int, int] | None = None,
     search: str = "",
     after: str | None = None,
+    before: int | None = None,
 ) -> StatePage:
-    """A state: its versions with what each changed, the diff of two versions (`compare`:
-    from, to; default the last change), outputs, lock and resources (address prefix)."""
+    """A state: its versions with what each changed (newest first, or those `before` a
+    serial), the diff of two versions (`compare`: from, to; default the last change),
+    outputs, lock and resources (address prefix, `after` an address)."""
     state = await queries.state_by_name(conn, name)
     if state is None:
         raise NotFound(f"no state {name!r}")
     state_id = state["state_id"]
-    versions = (await queries.versions_of(conn, [state_id], first=TIMELINE + 1)).get(
+    older = (before,) if before is not None else None
+    versions = (await queries.versions_of(conn, [state_id], first=TIMELINE + 1, after=older)).get(
         state_id, EMPTY
     )
     rows = versions.rows  # newest first, with the one before the oldest shown
-    current = rows[0] if rows else None
-    if compare is None and len(rows) > 1:
-        compare = (rows[1]["serial"], rows[0]["serial"])
+    if before is None:
+        current = rows[0] if rows else None
+        if compare is None and len(rows) > 1:
+            compare = (rows[1]["serial"], rows[0]["serial"])
+    else:
+        current = (await queries.current_versions(conn, [state_id])).get(state_id)
     by_serial = {r["serial"]: r for r in rows}
     if compare is not None and compare[1] not in by_serial:
         by_serial.update(
@@ -156,8 +163,19 @@ async def state_page(
                 after=(name, after) if after else None,
             )
         ).get(current["version_id"], EMPTY)
+    more = len(rows) > TIMELINE
     return StatePage(
-        state, current, timeline, lock, outputs, listed, search, compare, compared, compare_error
+        state,
+        current,
+        timeline,
+        lock,
+        outputs,
+        listed,
+        search,
+        compare,
+        compared,
+        compare_error,
+        timeline[-1].version["serial"] if more else None,
     )
 
 

@@ -2,7 +2,8 @@
 Jinja2 templates, a little JavaScript, every asset served from here (`/ui/static`).
 
     GET /                      the overview (for a browser: Accept text/html; else 404)
-    GET /ui/state?name=        a state: versions, diff, outputs, resources, lock
+    GET /ui/state?name=[&from=&to=&q=&after=&before=]
+                               a state: versions, diff, outputs, resources, lock
     GET /ui/resource?state=&address=[&serial=&direction=&depth=]
     GET /ui/inventory[?q=&type=]
     GET /ui/iac
@@ -121,6 +122,7 @@ async def _state(request: Request) -> tuple[str, dict[str, Any]]:
             compare=compare,
             search=request.query_params.get("q", ""),
             after=request.query_params.get("after") or None,
+            before=_int(request, "before"),
         )
     return "state.html", {"page": data}
 

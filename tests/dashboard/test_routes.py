@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from app.catalog.scopes import create_scope
-from app.dashboard.pages import DRAWN_PER_LAYER, MASK
+from app.dashboard.pages import DRAWN_PER_LAYER, MASK, TIMELINE
 from app.graph import locks
 from app.graph.store import write_version
 from app.iac import service
@@ -99,6 +99,25 @@ async def test_state_page_shows_versions_diff_outputs_masked_resources_and_lock(
     searched = await page(client, "/ui/state", {"name": "team/net", "q": "aws_subnet"})
     listed = re.findall(r"<tr><td><a href=\"/ui/resource[^>]+>([^<]+)</a>", searched)
     assert listed == ["aws_subnet.a[0]", "aws_subnet.a[1]", "aws_subnet.a[2]"]
+
+
+async def test_the_versions_timeline_pages_back_from_the_newest(
+    client, conn: asyncpg.Connection
+) -> None:
+    for serial in range(1, TIMELINE + 6):
+        await write_version(conn, "long", _hub(serial % 3 + 1, serial=serial), actor="ci")
+    newest = await page(client, "/ui/state", {"name": "long"})
+    serials = [int(s) for s in re.findall(r'<tr data-serial="(\d+)">', newest)]
+    assert serials == list(range(TIMELINE + 5, 5, -1))
+    older = re.search(r'id="older" href="([^"]+)"', newest)
+    assert older and "before=6" in older.group(1)
+    rest = await page(client, older.group(1).replace("&amp;", "&"))
+    assert re.findall(r'<tr data-serial="(\d+)">', rest) == ["5", "4", "3", "2", "1"]
+    assert 'id="serial">55<' in rest and 'id="older"' not in rest
+    # serial 5 (3 spokes) against 4 (2 spokes): a subnet and an instance added
+    five = re.search(r'<tr data-serial="5">(.*?)</tr>', rest, re.S)
+    assert five
+    assert re.findall(r'class="num (?:add|change|remove)">(\d+)<', five.group(1)) == ["2", "0", "0"]
 
 
 async def test_resource_page_masks_sensitive_attributes_and_shows_history_and_edges(
