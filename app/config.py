@@ -1,6 +1,7 @@
 """Settings, read once from the environment."""
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,22 @@ def _tokens(raw: str) -> dict[str, str]:
             raise ValueError(f"INFRAGRAPH_API_TOKENS: expected name:token, got {item!r}")
         tokens[token] = name
     return tokens
+
+
+_ORIGIN = re.compile(r"https?://[^/\s*]+")
+
+
+def _origins(raw: str) -> tuple[str, ...]:
+    """Parse `https://a.example,http://localhost:3000`: browser origins, no path, no `*`
+    (credentials are allowed, so any origin would let any page use them)."""
+    origins = tuple(filter(None, (part.strip().rstrip("/") for part in raw.split(","))))
+    for origin in origins:
+        if not _ORIGIN.fullmatch(origin):
+            raise ValueError(
+                f"INFRAGRAPH_CORS_ORIGINS: expected origins such as https://dash.example, "
+                f"got {origin!r}"
+            )
+    return origins
 
 
 def _log_format(raw: str) -> str:
@@ -50,6 +67,8 @@ class Settings:
     max_state_bytes: int = 256 * MIB
     max_document_bytes: int = 64 * MIB
     api_tokens: dict[str, str] = field(default_factory=dict)
+    # pages on these origins may call the API from a browser (CORS); () = none
+    cors_origins: tuple[str, ...] = ()
     public_schema: bool = True
     statement_timeout_ms: int = 30_000
     pool_size: int = 10
@@ -87,6 +106,7 @@ class Settings:
                 env, "INFRAGRAPH_MAX_DOCUMENT_BYTES", cls.max_document_bytes
             ),
             api_tokens=_tokens(env.get("INFRAGRAPH_API_TOKENS", "")),
+            cors_origins=_origins(env.get("INFRAGRAPH_CORS_ORIGINS", "")),
             public_schema=env.get("INFRAGRAPH_PUBLIC_SCHEMA", "1") not in ("0", "false", "no"),
             statement_timeout_ms=int(env.get("INFRAGRAPH_STATEMENT_TIMEOUT_MS", 30_000)),
             pool_size=int(env.get("INFRAGRAPH_POOL_SIZE", 10)),

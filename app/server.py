@@ -1,4 +1,5 @@
-"""The Starlette application: routes, exception handlers, health, metrics, lifespan.
+"""The Starlette application: routes, middleware (request ids and metrics, CORS,
+auth), exception handlers, health, metrics, lifespan (pools, the event feed).
 
 Errors are answered here once, by type: an `AppError` with its status and
 code; a database failure (app.db.expected) as 503 UNAVAILABLE, 413 or 400; a
@@ -20,6 +21,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -108,6 +110,24 @@ def health_app(database_url: str) -> Starlette:
     return Starlette(routes=_health_routes(), lifespan=lifespan)
 
 
+def _cors(origins: tuple[str, ...]) -> list[Middleware]:
+    """Outside auth: a preflight carries no credentials, so it is answered before auth;
+    the request itself still needs them. No origins: no CORS headers at all."""
+    if not origins:
+        return []
+    return [
+        Middleware(
+            CORSMiddleware,
+            allow_origins=origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "X-Request-ID"],
+            allow_credentials=True,
+            expose_headers=["X-Request-ID"],
+            max_age=600,
+        )
+    ]
+
+
 def create_app(settings: Settings | None = None, *, database_url: str | None = None) -> Starlette:
     """The app; `database_url` overrides the settings (the embedded server's URL)."""
     settings = settings or Settings.from_env()
@@ -153,6 +173,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         ],
         middleware=[
             Middleware(RequestMiddleware),
+            *_cors(settings.cors_origins),
             Middleware(AuthMiddleware, tokens=settings.api_tokens),
         ],
         exception_handlers=handlers,

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import json
 import re
+import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -59,15 +60,15 @@ async def subscribe(
     committed from then on reaches it. `token` reads the server's /metrics (it counts
     subscriptions); the websocket authenticates with `init` or `headers`."""
     metrics = {"Authorization": f"Bearer {token}"} if token else {}
-    before = await _subscriptions(url, metrics)
+    before = await asyncio.to_thread(subscription_count, url, metrics)
     async with connected(url, init, headers) as ws:
         ack = await next_message(ws)
         assert ack["type"] == "connection_ack", ack
         payload = {"query": query, "variables": dict(variables or {})}
         await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": payload}))
-        await _until_subscriptions(url, metrics, before + 1)
+        await asyncio.to_thread(wait_for_subscriptions, url, metrics, before + 1)
         yield ws
-    await _until_subscriptions(url, metrics, before)
+    await asyncio.to_thread(wait_for_subscriptions, url, metrics, before)
 
 
 async def events(ws: ClientConnection, count: int) -> list[dict[str, Any]]:
@@ -80,18 +81,18 @@ async def events(ws: ClientConnection, count: int) -> list[dict[str, Any]]:
     return found
 
 
-async def _subscriptions(url: str, headers: Mapping[str, str]) -> int:
+def subscription_count(url: str, headers: Mapping[str, str]) -> int:
     """How many subscriptions the server at `url` has open (its /metrics)."""
-    async with httpx.AsyncClient(headers=headers) as client:
-        response = await client.get(f"{url}/metrics")
+    response = httpx.get(f"{url}/metrics", headers=headers)
     found = _SUBSCRIBERS.search(response.raise_for_status().text)
     assert found is not None, "no infragraph_subscribers in /metrics"
     return int(float(found[1]))
 
 
-async def _until_subscriptions(url: str, headers: Mapping[str, str], count: int) -> None:
+def wait_for_subscriptions(url: str, headers: Mapping[str, str], count: int) -> None:
+    """Until the server at `url` has `count` subscriptions open."""
     for _ in range(int(WAIT_S / 0.05)):
-        if await _subscriptions(url, headers) == count:
+        if subscription_count(url, headers) == count:
             return
-        await asyncio.sleep(0.05)
+        time.sleep(0.05)
     raise TimeoutError(f"{url} did not get to {count} subscriptions")

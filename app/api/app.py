@@ -1,5 +1,9 @@
 """The Starlette-mountable GraphQL app: `/graphql` (POST, GET; GraphiQL for browsers;
-subscriptions over a graphql-transport-ws websocket).
+subscriptions over a graphql-transport-ws websocket), and `/console/`.
+
+The GraphiQL page is ours (graphiql.html): it loads GraphiQL from its CDN and,
+where the browser cannot reach it, falls back to the server's own console
+(console/: plain JS and CSS, nothing from elsewhere), also served at /console/.
 
 Bodies and JSON variables are read by `app.jsonutil.read` (its limits) and
 refused past `max_graphql_bytes` (413, before or while they stream in); an
@@ -12,16 +16,20 @@ With tokens configured, a websocket that came without an Authorization header
 """
 
 from collections.abc import Mapping
+from datetime import timedelta
+from pathlib import Path
 from typing import Any, Literal
 
 from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 from strawberry.asgi import ASGIWebSocketAdapter, GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http import GraphQLHTTPResponse
+from strawberry.http.base import BaseRequestProtocol
 from strawberry.http.exceptions import WebSocketDisconnected
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
@@ -36,6 +44,10 @@ from app.config import MIB, Settings
 from app.errors import BadInput, LimitExceeded
 
 MAX_RESPONSE_BYTES = 64 * MIB
+# A websocket must send connection_init (its token, maybe) within it, else it is closed.
+CONNECTION_INIT_WAIT = timedelta(seconds=10)
+CONSOLE_DIR = Path(__file__).resolve().parent / "console"
+GRAPHIQL_PAGE = (Path(__file__).resolve().parent / "graphiql.html").read_text()
 
 
 class _TextWebSocket(ASGIWebSocketAdapter):
@@ -56,7 +68,11 @@ class GraphQLApp(GraphQL[Context, None]):
         """GraphiQL and introspection only when the schema is public (INFRAGRAPH_PUBLIC_SCHEMA)."""
         ide: Literal["graphiql"] | None = "graphiql" if settings.public_schema else None
         super().__init__(
-            schema, graphql_ide=ide, subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,)
+            schema,
+            graphql_ide=ide,
+            subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,),
+            connection_init_wait_timeout=CONNECTION_INIT_WAIT,
+            allowed_origins=settings.cors_origins,  # websockets from pages elsewhere
         )
         self.max_body = settings.max_graphql_bytes
         self.tokens: Mapping[str, str] = settings.api_tokens
@@ -85,6 +101,17 @@ class GraphQLApp(GraphQL[Context, None]):
             return message
 
         await super().__call__(scope, bounded, send)
+
+    def should_render_graphql_ide(self, request: BaseRequestProtocol) -> bool:
+        """Also a browser opening a link with ?query= (GraphiQL starts with that query);
+        any other GET with a query runs it."""
+        opened = request.method == "GET" and "text/html" in request.headers.get("accept", "")
+        return (opened and self.graphql_ide is not None) or super().should_render_graphql_ide(
+            request
+        )
+
+    async def render_graphql_ide(self, request: Request) -> Response:
+        return HTMLResponse(GRAPHIQL_PAGE)
 
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket
@@ -127,6 +154,9 @@ class GraphQLApp(GraphQL[Context, None]):
 
 
 def graphql_routes(settings: Settings, path: str = "/graphql") -> list[BaseRoute]:
-    """`path` over HTTP and websocket."""
+    """`path` over HTTP and websocket; the console only when the schema is public."""
     app = GraphQLApp(settings)
-    return [Route(path, app), WebSocketRoute(path, app)]
+    routes: list[BaseRoute] = [Route(path, app), WebSocketRoute(path, app)]
+    if settings.public_schema:
+        routes.append(Mount("/console", StaticFiles(directory=CONSOLE_DIR, html=True)))
+    return routes

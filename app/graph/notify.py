@@ -23,7 +23,7 @@ import asyncpg
 from app import db
 from app.errors import LimitExceeded
 from app.graph.events import events_by_ids
-from app.observe import SUBSCRIBERS
+from app.observe import SUBSCRIBERS, UNEXPECTED
 
 log = logging.getLogger("infragraph.events")
 
@@ -123,6 +123,10 @@ class EventFeed:
                     await self._deliver(conn)
                 except db.ERROR_TYPES as exc:
                     lost = exc
+                except Exception as exc:  # a bug: logged, and the feed goes on
+                    UNEXPECTED.inc()
+                    log.exception("event feed: unexpected error (a bug)")
+                    lost = exc
                 finally:
                     self.listening.clear()
                     conn.terminate()
@@ -151,7 +155,7 @@ class EventFeed:
             if conn.is_closed():
                 raise asyncpg.ConnectionDoesNotExistError("the connection was lost")
             ids, self._arrived = self._arrived, []
-            if not ids:
+            if not ids or not self.subscribers:  # nobody to tell
                 continue
             found = await events_by_ids(conn, ids)
             rows = [found[i] for i in ids if i in found]  # a deleted one is gone

@@ -13,7 +13,8 @@ from app.db import Row
 
 
 def visible(context: Context, state: str | None) -> Callable[[Row], bool]:
-    """Whether an event goes to this subscriber: the one place a subscription filters."""
+    """Whether an event goes to this subscriber: the one place a subscription filters
+    (a rule on what the caller may read belongs here too)."""
     return lambda row: state is None or row["state_name"] == state
 
 
