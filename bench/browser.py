@@ -1,19 +1,15 @@
-"""Headless Chromium (Debian's package, driven by Playwright) kept to one server: every
-request to another host is aborted and recorded. For the dashboard's browser tests and
-the README's screenshots (bench/screenshots.py)."""
+"""Headless Chromium (Debian's package, driven by Playwright's async API) kept to one
+server: every request to another host is aborted and recorded. For the dashboard's
+browser tests and the README's screenshots (bench/screenshots.py)."""
 
 import contextlib
-import shutil
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from playwright.async_api import Page, Route, async_playwright
 
-
-def chromium() -> str | None:
-    """The installed Chromium, or None."""
-    return next(filter(None, map(shutil.which, ("chromium", "chromium-browser"))), None)
+from tests.browser import chromium
 
 
 @dataclass
