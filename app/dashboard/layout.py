@@ -119,6 +119,14 @@ def layout(
     return Picture(nodes, lines, width, height)
 
 
+def shorten(label: str, chars: int = LABEL_CHARS) -> str:
+    """`label` in at most `chars` characters: its start and its end (an address's index)."""
+    if len(label) <= chars:
+        return label
+    head = (chars - 1) // 2
+    return f"{label[:head]}…{label[len(label) - (chars - 1 - head) :]}"
+
+
 def _line(near: tuple[int, int], far: tuple[int, int], *, summary: bool) -> Line:
     middle = BOX_HEIGHT // 2
     return Line(near[0] + BOX_WIDTH, near[1] + middle, far[0], far[1] + middle, summary)

@@ -26,7 +26,7 @@ from starlette.templating import Jinja2Templates
 
 from app import db, jsonutil
 from app.dashboard import pages
-from app.dashboard.layout import BOX_HEIGHT, BOX_WIDTH, LABEL_CHARS, Layer, layout
+from app.dashboard.layout import BOX_HEIGHT, BOX_WIDTH, Layer, layout, shorten
 from app.errors import AppError, BadInput, NotFound
 from app.graph import edges
 
@@ -57,10 +57,8 @@ def _json(value: Any) -> str:
     return jsonutil.dumps(value, indent=True).decode()
 
 
-templates.env.filters.update(when=_when, ago=_ago, json=_json)
-templates.env.globals.update(
-    url=_url, box={"width": BOX_WIDTH, "height": BOX_HEIGHT, "chars": LABEL_CHARS}
-)
+templates.env.filters.update(when=_when, ago=_ago, json=_json, shorten=shorten)
+templates.env.globals.update(url=_url, box={"width": BOX_WIDTH, "height": BOX_HEIGHT})
 
 
 def _int(request: Request, name: str, default: int | None = None) -> int | None:

@@ -7,7 +7,15 @@ import collections
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.dashboard.layout import BOX_HEIGHT, BOX_WIDTH, COLUMN_WIDTH, LINES_IN, Layer, layout
+from app.dashboard.layout import (
+    BOX_HEIGHT,
+    BOX_WIDTH,
+    COLUMN_WIDTH,
+    LINES_IN,
+    Layer,
+    layout,
+    shorten,
+)
 
 
 @st.composite
@@ -76,3 +84,20 @@ def test_ordering_uncrosses_two_chains() -> None:
     picture = layout(("r", "r"), layers, [("r", "a"), ("r", "b"), ("a", "y"), ("b", "x")])
     y = {n.key: n.y for n in picture.nodes}
     assert (y["a"] < y["b"]) == (y["y"] < y["x"])
+
+
+@given(st.text(min_size=1, max_size=80), st.integers(3, 40))
+def test_a_long_label_keeps_its_start_and_end(label: str, chars: int) -> None:
+    short = shorten(label, chars)
+    head = (chars - 1) // 2
+    if len(label) <= chars:
+        assert short == label
+    else:
+        assert len(short) == chars and short[head] == "…"
+        assert label.startswith(short[:head]) and label.endswith(short[head + 1 :])
+
+
+def test_an_address_keeps_its_index() -> None:
+    assert (
+        shorten("aws_lb_target_group_attachment.web[0]", 32) == "aws_lb_target_g…ttachment.web[0]"
+    )
