@@ -16,7 +16,10 @@ from tests.conftest import truncate_all
 from tests.graph.states import resource, shared_history, state
 from tests.live_server import LiveServer, live_server
 
-pytestmark = pytest.mark.skipif(chromium() is None, reason="chromium is not installed")
+pytestmark = [
+    pytest.mark.slow,  # a browser, seconds a page
+    pytest.mark.skipif(chromium() is None, reason="chromium is not installed"),
+]
 
 USER, TOKEN = "viewer", "v-secret"
 SPOKES = DRAWN_PER_LAYER + 5
