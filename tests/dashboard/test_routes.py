@@ -166,6 +166,29 @@ async def test_blast_radius_picture_draws_each_depth_up_to_the_limit(
     assert f"<b>{2 * spokes}</b> resources depend on it" in html
 
 
+async def test_pages_of_a_state_with_only_a_lock_and_of_a_leaf(
+    client, conn: asyncpg.Connection
+) -> None:
+    await locks.lock(conn, "team/new", {"ID": "first", "Who": "fay@ci"}, actor="fay")
+    overview = await page(client, "/")
+    row = re.search(r'<tr data-state="team/new">(.*?)</tr>', overview, re.S)
+    assert row and 'class="num serial"><' in row.group(1) and "fay@ci" in row.group(1)
+    html = await page(client, "/ui/state", {"name": "team/new"})
+    assert 'id="lock-holder">fay@ci<' in html and "<tr data-serial" not in html
+    await write_version(conn, "hub", _hub(2), actor="ci")
+    leaf = await page(client, "/ui/resource", {"state": "hub", "address": "aws_instance.web[0]"})
+    assert "<b>0</b> resources depend on it" in leaf
+    assert leaf.count('<g class="node') == 1  # itself
+    upward = await page(
+        client,
+        "/ui/resource",
+        {"state": "hub", "address": "aws_instance.web[0]", "direction": "dependencies"},
+    )
+    assert "<b>3</b> resources it depends on" in upward
+    nodes = re.findall(r'data-address="([^"]+)"', upward)
+    assert nodes == ["aws_instance.web[0]", "aws_subnet.s[0]", "aws_subnet.s[1]", "aws_vpc.main"]
+
+
 async def test_inventory_counts_groups_and_searches_attributes(
     client, conn: asyncpg.Connection
 ) -> None:
