@@ -48,7 +48,7 @@ def _positive(env: Mapping[str, str], name: str, default: int) -> int:
     raw = env.get(name, "").strip()
     if not raw:
         return default
-    if not raw.isdigit() or int(raw) <= 0:
+    if not (raw.isascii() and raw.isdigit()) or int(raw) <= 0:
         raise ValueError(f"{name} must be a positive integer, got {raw!r}")
     return int(raw)
 

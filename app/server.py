@@ -33,6 +33,7 @@ from app.auth import AuthMiddleware
 from app.backend.routes import WriteSlots
 from app.backend.routes import routes as backend_routes
 from app.config import Settings
+from app.dashboard.routes import routes as dashboard_routes
 from app.errors import AppError
 from app.graph.notify import EventFeed
 from app.http import error_response, json_response
@@ -174,6 +175,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             *backend_routes(),
             *iac_routes(),
             *graphql_routes(settings),
+            *dashboard_routes(),
         ],
         middleware=[
             Middleware(RequestMiddleware),

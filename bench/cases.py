@@ -4,13 +4,16 @@ smoke test in the normal suite keeps this code honest."""
 
 import asyncio
 import base64
+import collections
 import datetime as dt
 import functools
 import hashlib
 import itertools
 import os
+import re
 import statistics
 import time
+import urllib.parse
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +25,7 @@ from app import paging
 from app.api.pagination import decode_cursor
 from app.catalog.scopes import create_scope
 from app.config import Settings
+from app.dashboard.pages import DRAWN_PER_LAYER
 from app.graph import edges, policies, resources
 from app.graph.ids import time_ordered_ids
 from app.graph.resources import RESOURCE_COLUMNS, RESOURCE_JOINS
@@ -48,10 +52,11 @@ class Size:
     lock_cycles: int
     plan_resources: int
     history_versions: int
+    dashboard_states: int
 
 
-FULL = Size(20_000, 100_000, 5, 1000, 1000, 16, 50, 5000, 100)
-TINY = Size(200, 600, 1, 50, 20, 3, 3, 40, 3)
+FULL = Size(20_000, 100_000, 5, 1000, 1000, 16, 50, 5000, 100, 1000)
+TINY = Size(200, 600, 1, 50, 20, 3, 3, 40, 3, 20)
 
 
 @dataclass
@@ -1061,6 +1066,95 @@ async def policy_new_case(env: Env) -> Result:
     )
 
 
+# --- dashboard: pages rendered by the server ---------------------------------------------
+
+_HTML = {"Accept": "text/html"}
+_DRAWN_NODE = re.compile(rb'<g class="node[^"]*" data-depth="(\d+)" data-address=')
+_RADIUS_LAYER = re.compile(rb"depth (\d+): ([\d,]+)")
+
+
+async def _page(env: Env, path: str) -> bytes:
+    return _ok(await env.http.get(path, headers=_HTML)).content
+
+
+DASHBOARD_VERSIONS = 3  # of each state on the overview: its current one is read
+
+
+async def dashboard_overview_case(env: Env) -> Result:
+    """The overview (`/`) of `dashboard_states` states of a few resources and
+    DASHBOARD_VERSIONS versions each."""
+    count = env.size.dashboard_states
+    names = [f"bench/dash-{i:04d}" for i in range(count)]
+
+    async def write(name: str, serial: int) -> None:
+        body = dumps(generate_state(5, hubs=1, seed=3, serial=serial, lineage="dash"))
+        _ok(await env.http.post(f"/states/{name}", content=body))
+
+    for serial in range(1, DASHBOARD_VERSIONS + 1):
+        await asyncio.gather(*(write(name, serial) for name in names))
+    html = b""
+
+    async def candidate() -> None:
+        nonlocal html
+        html = await _page(env, "/")
+
+    seconds, _ = await alternate(candidate, None, env.size.runs)
+    listed = html.count(b'<tr data-state="bench/dash-')
+    if listed != count:
+        raise BenchError(f"overview: {listed} states listed, not {count}")
+    return Result(
+        "dashboard overview",
+        f"GET / (HTML) listing {count:,} states of {DASHBOARD_VERSIONS} versions",
+        "(absolute)",
+        seconds,
+        None,
+        "< 300 ms",
+        seconds < 0.3,
+        env.size.runs,
+    )
+
+
+async def dashboard_resource_case(env: Env) -> Result:
+    """The resource page of the hub with the biggest blast radius of an
+    `import_instances` state: attributes, history, neighbours and the radius picture
+    (walked by the first render, untimed: later renders read the kept walk)."""
+    state = "bench/dash-big"
+    document = generate_state(env.size.import_instances, seed=5)
+    _ok(await env.http.post(f"/states/{state}", content=dumps(document)))
+    [hub, *_] = await _roots(env, state)
+    path = "/ui/resource?" + urllib.parse.urlencode({"state": state, "address": hub})
+    started = time.perf_counter()
+    html = await _page(env, path)
+    first_s = time.perf_counter() - started
+
+    async def candidate() -> None:
+        nonlocal html
+        html = await _page(env, path)
+
+    seconds, _ = await alternate(candidate, None, env.size.runs)
+    total = (await graphql(env, _BLAST_QUERY, state=state, address=hub, maxDepth=10, first=1))[
+        "blastRadius"
+    ]["totalCount"]
+    layers = {int(d): int(n.replace(b",", b"")) for d, n in _RADIUS_LAYER.findall(html)}
+    drawn = collections.Counter(int(d) for d in _DRAWN_NODE.findall(html))
+    if sum(layers.values()) != total or any(
+        drawn[d] != min(n, DRAWN_PER_LAYER) for d, n in layers.items()
+    ):
+        raise BenchError(f"resource page: radius {layers} drawn {drawn}, GraphQL total {total}")
+    return Result(
+        "dashboard resource",
+        f"GET /ui/resource of a hub of {env.size.import_instances:,} instances "
+        f"(radius {total:,}, kept walk)",
+        "(absolute)",
+        seconds,
+        None,
+        "< 300 ms",
+        seconds < 0.3,
+        env.size.runs,
+        {"first render (walks the radius)": f"{first_s * 1000:.0f} ms"},
+    )
+
+
 IMPORT_GROUP = (import_case, encryption_case)
 BIG_GROUP = (
     big_import_case,
@@ -1074,6 +1168,7 @@ LOCK_GROUP = (locks_case,)
 PLAN_GROUP = (plan_case,)
 HISTORY_GROUP = (change_case, storage_case, diff_case, history_case)
 POLICY_GROUP = (policy_write_case, policy_new_case)
+DASHBOARD_GROUP = (dashboard_overview_case, dashboard_resource_case)
 GROUPS = {
     "import": IMPORT_GROUP,
     "big": BIG_GROUP,
@@ -1081,4 +1176,5 @@ GROUPS = {
     "plan": PLAN_GROUP,
     "history": HISTORY_GROUP,
     "policies": POLICY_GROUP,
+    "dashboard": DASHBOARD_GROUP,
 }

@@ -30,7 +30,7 @@ from app.backend.protocol import decode_state, lock_info, read_body, unlock_requ
 from app.errors import BadInput, Locked, MethodNotAllowed, NotFound, Unavailable
 from app.graph import locks, raw
 from app.graph.store import Written
-from app.http import json_response
+from app.http import declared_length, json_response
 from app.jsonutil import gc_paused
 from app.observe import IMPORT_BYTES, LARGE_WRITES_REFUSED, LOCK_CONFLICTS, STATE_WRITES
 
@@ -91,8 +91,8 @@ class WriteSlots:
 
 
 def _write_slot(request: Request) -> contextlib.AbstractContextManager[None]:
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) <= request.app.state.settings.large_write_bytes:
+    declared = declared_length(request.headers)
+    if declared is not None and declared <= request.app.state.settings.large_write_bytes:
         return contextlib.nullcontext()
     slots: WriteSlots = request.app.state.large_writes
     return slots.slot()

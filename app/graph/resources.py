@@ -10,7 +10,7 @@ import asyncpg
 
 from app.errors import BadInput, NotFound
 from app.graph.queries import STATE_COLUMNS, VERSION_COLUMNS, valid_at
-from app.graph.sensitive import sensitive_paths, withhold
+from app.graph.sensitive import is_index, sensitive_paths, withhold
 from app.paging import ALL, Keyset, Page, paged_sql, pages_by_owner, single_page
 
 
@@ -237,7 +237,7 @@ def attribute_value(attributes: Any, sensitive_attributes: Any, path: Sequence[s
     for key in path:
         if isinstance(value, dict):
             value = value.get(key)
-        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+        elif isinstance(value, list) and is_index(key, value):
             value = value[int(key)]
         else:
             return None

@@ -66,11 +66,17 @@ def overlaps(path: Path, paths: list[Path]) -> bool:
     return any(path[: len(s)] == s or s[: len(path)] == path for s in paths)
 
 
-def withhold(value: Any, paths: list[Path]) -> Any:
-    """A copy of `value` with the value at each path replaced by null."""
+def withhold(value: Any, paths: list[Path], mask: Any = None) -> Any:
+    """A copy of `value` with the value at each path replaced by `mask` (null)."""
     for path in located(value, paths):
-        value = _put(value, path, None)
+        value = _put(value, path, mask)
     return value
+
+
+def is_index(key: str, value: list[Any]) -> bool:
+    """Whether a path step is an index of the list (ASCII digits: "²" is a digit to
+    str.isdigit() but not to int())."""
+    return key.isascii() and key.isdigit() and int(key) < len(value)
 
 
 def locate(value: Any, path: Path) -> Path | None:
@@ -83,7 +89,7 @@ def locate(value: Any, path: Path) -> Path | None:
             value = value["value"]
         if isinstance(value, dict) and key in value:
             value = value[key]
-        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+        elif isinstance(value, list) and is_index(key, value):
             value = value[int(key)]
         else:
             return None
@@ -211,7 +217,7 @@ def _put(value: Any, path: Path, new: Any) -> Any:
     head, rest = path[0], path[1:]
     if isinstance(value, dict) and head in value:
         return {**value, head: _put(value[head], rest, new)}
-    if isinstance(value, list) and head.isdigit() and int(head) < len(value):
+    if isinstance(value, list) and is_index(head, value):
         copy = list(value)
         copy[int(head)] = _put(copy[int(head)], rest, new)
         return copy

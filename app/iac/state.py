@@ -171,6 +171,18 @@ async def rows_of(conn: asyncpg.Connection, scope_id: Any, system: str | None) -
     return [_row(r) for r in records]
 
 
+async def rows_by_scope(conn: asyncpg.Connection) -> dict[str, list[StateRow]]:
+    """Every scope's rows by its id (as text), by system then ref."""
+    records = await conn.fetch(
+        f"""SELECT {", ".join(_COLUMNS)} FROM iac_state
+            ORDER BY scope_id, system, ref, resource_type"""
+    )
+    rows: dict[str, list[StateRow]] = {}
+    for record in records:
+        rows.setdefault(str(record["scope_id"]), []).append(_row(record))
+    return rows
+
+
 def public_view(row: StateRow) -> dict[str, Any]:
     """Identity and time only: never last_applied_spec (iac.md, "State")."""
     updated = row.updated_at.astimezone(UTC) if row.updated_at else None

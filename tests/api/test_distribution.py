@@ -128,6 +128,16 @@ async def test_every_graph_statement_names_the_state(client, conn, app, statemen
         plan = await service.plan(logged, "crm", document)
         await service.apply(logged, "crm", document, plan.hash, actor="test")
     await gql(client, 'mutation { updatePolicy(input: {name: "wide", states: "team/*"}) { name } }')
+    dashboard = [  # the dashboard's pages (app/dashboard)
+        ("/", {}),
+        ("/ui/state", {"name": "team/net", "from": "2", "to": "2"}),
+        ("/ui/resource", {"state": "team/net", "address": "aws_vpc.main"}),
+        ("/ui/inventory", {"q": '{"id": "vpc-1"}'}),
+        ("/ui/iac", {}),
+    ]
+    for path, params in dashboard:
+        page = await client.get(path, params=params, headers={"Accept": "text/html"})
+        assert page.status_code == 200, page.text
     response = await client.delete("/states/team/net", headers=headers)
     assert response.status_code == 200, response.text
 

@@ -138,6 +138,7 @@ class GraphQuery:
             [state] if state is not None else None,
             first=args.first,
             after=args.after,
+            count=any(f.name == "totalCount" for f in selected_below(info, ())),
         )
         page = pages.get(state if state is not None else ALL, EMPTY)
         return connection(page, [event_of(r) for r in page.rows], after=after)
