@@ -5,6 +5,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.tfstate.remote import Server
+
 MIB = 1024 * 1024
 
 
@@ -32,6 +34,13 @@ def _positive(env: Mapping[str, str], name: str, default: int) -> int:
     if not raw.isdigit() or int(raw) <= 0:
         raise ValueError(f"{name} must be a positive integer, got {raw!r}")
     return int(raw)
+
+
+def _servers(raw: str) -> tuple[Server, ...]:
+    try:
+        return tuple(Server.parse(url) for url in raw.split(",") if url.strip())
+    except ValueError as error:
+        raise ValueError(f"INFRAGRAPH_PUBLIC_URLS: {error}") from None
 
 
 def _keep_last(raw: str) -> int | None:
@@ -75,6 +84,9 @@ class Settings:
     # kept blast-radius walks (app/graph/edges.py): rows in all, and age
     blast_cache_rows: int = 5_000_000
     blast_cache_seconds: int = 3600
+    # base URLs this server is also reached at (behind a proxy): a terraform_remote_state
+    # address under one of them, or the listen address, links to the state it names
+    public_urls: tuple[Server, ...] = ()
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -108,4 +120,5 @@ class Settings:
             prune_keep_last=_keep_last(env.get("INFRAGRAPH_PRUNE_KEEP_LAST", "")),
             blast_cache_rows=int(env.get("INFRAGRAPH_BLAST_CACHE_ROWS", 5_000_000)),
             blast_cache_seconds=int(env.get("INFRAGRAPH_BLAST_CACHE_SECONDS", 3600)),
+            public_urls=_servers(env.get("INFRAGRAPH_PUBLIC_URLS", "")),
         )

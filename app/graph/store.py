@@ -6,6 +6,7 @@ document from those rows, never from raw_state.
 """
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 from uuid import UUID
@@ -13,7 +14,7 @@ from uuid import UUID
 import asyncpg
 
 from app.errors import BadInput, Conflict, NotFound
-from app.graph import policies
+from app.graph import links, policies
 from app.graph.edges import forget_walks
 from app.graph.events import append_event
 from app.graph.ids import time_ordered_ids
@@ -35,6 +36,7 @@ from app.tfstate.digest import instance_digest, output_digest
 from app.tfstate.order import in_document_order, layout_of
 from app.tfstate.parse import resolve_edges
 from app.tfstate.reduction import direct_edges
+from app.tfstate.remote import Server
 
 _JSONB_INSTANCE = {
     "index_key",
@@ -95,10 +97,12 @@ async def write_version(
     state: NormalizedState | EncryptedState | None = None,
     detail: dict[str, Any] | None = None,
     keep_last: int | None = None,
+    servers: Sequence[Server] = (),
 ) -> Written:
     """Store `body` as the next version of state `name`; with `keep_last`, then prune
     the state to its last `keep_last` versions (app/graph/retention.py) in the same
-    transaction.
+    transaction. `servers`: the base URLs of this server, whose states the
+    `terraform_remote_state` data sources of the state link to (app/graph/links.py).
 
     Rules Terraform relies on: serial never goes backwards; the same serial
     with a different body is refused, the very same body again is accepted
@@ -138,7 +142,9 @@ async def write_version(
         # Building rows allocates per instance; with the parsed state alive, each GC pass
         # would walk millions of objects that can form no cycle.
         with gc_paused():
-            changes = await _write_rows(conn, state_id, version_id, state)
+            changes = await _write_rows(conn, state_id, version_id, state, servers)
+        if changes.outputs_changed:
+            await links.record_stale(conn, state_id, state.serial, actor=actor)
         await conn.execute(
             "UPDATE states SET lineage = nullif($2, '') WHERE id = $1", state_id, state.lineage
         )
@@ -211,13 +217,18 @@ class RowChanges:
     removed: int
     inserted: list[UUID]
     closed: list[UUID]
+    outputs_changed: bool
 
     def summary(self) -> dict[str, int]:
         return {"added": self.added, "changed": self.changed, "removed": self.removed}
 
 
 async def _write_rows(
-    conn: asyncpg.Connection, state_id: UUID, version_id: UUID, state: NormalizedState
+    conn: asyncpg.Connection,
+    state_id: UUID,
+    version_id: UUID,
+    state: NormalizedState,
+    servers: Sequence[Server],
 ) -> RowChanges:
     """Share the current version's unchanged rows with the new version; insert what was
     added or changed, close what was removed or replaced (serial_to = the new serial).
@@ -272,10 +283,19 @@ async def _write_rows(
         )
     # every position holds an id now: a kept row's, else a new one (filled in just above)
     filled = cast(list[UUID], row_ids)
-    await _write_edges(conn, state_id, version_id, state, filled, {p for p, _ in new_rows}, closed)
-    await _write_outputs(conn, state_id, version_id, state)
+    new_positions = {p for p, _ in new_rows}
+    await _write_edges(conn, state_id, version_id, state, filled, new_positions, closed)
+    outputs_changed = await _write_outputs(conn, state_id, version_id, state)
+    await links.write_links(conn, state_id, state, filled, new_positions, list(closed), servers)
+    if new_rows or closed or outputs_changed:
+        await links.write_lineage(conn, state_id, state, filled)
     return RowChanges(
-        len(new_rows) - changed, changed, len(closed) - changed, new_ids, list(closed)
+        len(new_rows) - changed,
+        changed,
+        len(closed) - changed,
+        new_ids,
+        list(closed),
+        outputs_changed,
     )
 
 
@@ -392,8 +412,9 @@ _RESOURCE_COPY_COLUMNS = (
 
 async def _write_outputs(
     conn: asyncpg.Connection, state_id: UUID, version_id: UUID, state: NormalizedState
-) -> None:
-    """Outputs follow versions like instances do (by name, their position included)."""
+) -> bool:
+    """Outputs follow versions like instances do (by name, their position included).
+    True when any was added, changed or removed."""
     current = {
         r["name"]: r["content_hash"]
         for r in await conn.fetch(
@@ -429,6 +450,7 @@ async def _write_outputs(
             ),
             records=new,
         )
+    return bool(new or replaced)
 
 
 def _select_list(columns: tuple[str, ...], jsonb: set[str]) -> str:
@@ -530,6 +552,7 @@ async def delete_state(conn: asyncpg.Connection, state_id: UUID, name: str, *, a
         state_id,
     )
     await forget_walks(conn, state_id)
+    await links.forget_links(conn, state_id)
     await append_event(
         conn, state_name=name, action="delete", actor=actor, detail={"versions": versions}
     )

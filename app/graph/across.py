@@ -1,0 +1,204 @@
+"""Blast radius across states (`crossStates`): the walk of app/graph/edges.py, and on
+through the links between states (app/graph/links.py).
+
+A hop is a direct edge within a state, or a hop between states: DEPENDENTS, from a
+resource to the data sources of the consumers (current versions) that read an output
+whose lineage names it; DEPENDENCIES, from such a data source to the resources its
+producer's (current) outputs came from. Each hop counts 1 in `depth`; a path lists the
+resources from the root (`path`), each with its state (`path_states`).
+
+The walk is breadth first, one statement per level for all the roots (so at most
+`max_depth` statements): each level's resources are entered once, at their shortest depth
+(the ones already seen are left out, so cycles between states end). Of the shortest
+paths to a resource the smallest is kept, ordered as (state, address) lists: the level's
+resources are ranked by (their best parent's rank, state, address), so a resource's best
+parent is its parent of lowest rank. Walks across states are not kept (they depend on
+every consumer's current version): each page walks again.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from app.graph.edges import Direction, check_cursor_serial, check_depth
+from app.graph.queries import valid_at
+from app.graph.resources import ResourceKey, key_arrays, resources_by_keys
+from app.paging import Keyset, Page
+
+# A page row's key: the serial of the root's version, then the page order.
+CROSS_BLAST_KEY = Keyset(("serial", "depth", "state_name", "address"), (int, int, str, str))
+
+# The level before, `f`: (root, state, serial, row id, rank), from arrays $1..$5.
+_LEVEL = """unnest($1::int[], $2::uuid[], $3::bigint[], $4::uuid[], $5::int[])
+    AS f (root, state_id, serial, id, rank)"""
+_CURRENT = """CROSS JOIN LATERAL (SELECT serial FROM state_versions
+                                 WHERE state_id = {}.id ORDER BY serial DESC LIMIT 1) cv"""
+_HOPS = {
+    Direction.DEPENDENTS: f"""
+        SELECT f.root, f.state_id, f.serial, d.id, f.rank FROM {_LEVEL}
+        CROSS JOIN LATERAL (SELECT d.from_resource_id AS id FROM resource_dependencies d
+                            WHERE d.to_resource_id = f.id AND d.direct
+                              AND {valid_at("d", "f.state_id", "f.serial")} OFFSET 0) d
+      UNION ALL
+        SELECT f.root, c.id, cv.serial, l.resource_id, f.rank FROM {_LEVEL}
+        JOIN output_lineage x ON x.resource_id = f.id AND {valid_at("x", "f.state_id", "f.serial")}
+        JOIN states p ON p.id = f.state_id
+        JOIN state_links l ON l.producer_name = p.name AND l.serial_to IS NULL
+                          AND l.outputs ? x.output_name
+        JOIN states c ON c.id = l.state_id
+        {_CURRENT.format("c")}""",
+    Direction.DEPENDENCIES: f"""
+        SELECT f.root, f.state_id, f.serial, d.id, f.rank FROM {_LEVEL}
+        CROSS JOIN LATERAL (SELECT d.to_resource_id AS id FROM resource_dependencies d
+                            WHERE d.from_resource_id = f.id AND d.direct
+                              AND {valid_at("d", "f.state_id", "f.serial")} OFFSET 0) d
+      UNION ALL
+        SELECT f.root, p.id, cv.serial, x.resource_id, f.rank FROM {_LEVEL}
+        JOIN state_links l ON l.resource_id = f.id AND {valid_at("l", "f.state_id", "f.serial")}
+        JOIN states p ON p.name = l.producer_name
+        {_CURRENT.format("p")}
+        JOIN output_lineage x ON x.state_id = p.id AND x.serial_to IS NULL
+                             AND l.outputs ? x.output_name""",
+}
+# The next level: each resource reached once per root, with its best parent's rank.
+_NEXT = """
+    SELECT n.*, v.id AS version_id
+    FROM (SELECT h.root, h.state_id, min(h.serial) AS serial, h.id, min(h.rank) AS parent,
+                 r.address, s.name AS state_name
+          FROM ({hops}) h
+          JOIN resources r ON r.id = h.id AND r.state_id = h.state_id
+          JOIN states s ON s.id = h.state_id
+          GROUP BY h.root, h.state_id, h.id, r.address, s.name) n
+    JOIN state_versions v ON v.state_id = n.state_id AND v.serial = n.serial"""
+_ROOTS = """
+    SELECT k.ord::int AS root, r.state_id, kv.serial, kv.id AS version_id, r.id, r.address,
+           s.name AS state_name
+    FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS k (id, version_id, ord)
+    JOIN state_versions kv ON kv.id = k.version_id
+    JOIN states s ON s.id = kv.state_id
+    JOIN resources r ON r.id = k.id AND r.state_id = kv.state_id"""
+
+
+@dataclass(frozen=True)
+class Node:
+    state_id: UUID
+    serial: int
+    version_id: UUID
+    id: UUID
+    state_name: str
+    address: str
+    depth: int
+    parent: "Node | None"
+
+    def path(self) -> list["Node"]:
+        nodes: list[Node] = []
+        node: Node | None = self
+        while node is not None:
+            nodes.append(node)
+            node = node.parent
+        return nodes[::-1]
+
+
+def _node(r: asyncpg.Record, depth: int, parent: Node | None) -> Node:
+    return Node(
+        r["state_id"],
+        r["serial"],
+        r["version_id"],
+        r["id"],
+        r["state_name"],
+        r["address"],
+        depth,
+        parent,
+    )
+
+
+async def _walk(
+    conn: asyncpg.Connection, roots: list[ResourceKey], direction: Direction, max_depth: int
+) -> tuple[dict[int, list[Node]], dict[int, int]]:
+    """Each root's reach (1-based root -> nodes, root excluded) and its version's serial."""
+    level: list[tuple[int, Node]] = [
+        (r["root"], _node(r, 0, None)) for r in await conn.fetch(_ROOTS, *key_arrays(roots))
+    ]
+    serials = {root: node.serial for root, node in level}
+    seen = {(root, node.id) for root, node in level}
+    reach: dict[int, list[Node]] = {root: [] for root in serials}
+    sql = _NEXT.format(hops=_HOPS[direction])
+    for depth in range(1, max_depth + 1):
+        if not level:
+            break
+        records = await conn.fetch(
+            sql,
+            [root for root, _ in level],
+            [n.state_id for _, n in level],
+            [n.serial for _, n in level],
+            [n.id for _, n in level],
+            list(range(len(level))),
+        )
+        found = sorted(
+            (r for r in records if (r["root"], r["id"]) not in seen),
+            key=lambda r: (r["parent"], r["state_name"], r["address"]),
+        )
+        parents = level
+        level = []
+        for r in found:
+            seen.add((r["root"], r["id"]))
+            node = _node(r, depth, parents[r["parent"]][1])
+            level.append((r["root"], node))
+            reach[r["root"]].append(node)
+    return reach, serials
+
+
+async def cross_blast_radius(
+    conn: asyncpg.Connection,
+    roots: list[ResourceKey],
+    direction: Direction = Direction.DEPENDENTS,
+    *,
+    max_depth: int,
+    first: int,
+    after: tuple[int, int, str, str] | None = None,
+    rows: bool = True,
+) -> dict[ResourceKey, Page[dict[str, Any]]]:
+    """As edges.blast_radius, across states: every resource reachable from each root, once,
+    at its shortest depth, by depth, state name, then address; each row a resource's
+    columns (RESOURCE_COLUMNS, at its version) with `depth`, `path` and `path_states`.
+    `after` is a CROSS_BLAST_KEY. A root with nothing in reach has no page."""
+    check_depth(max_depth)
+    reach, serials = await _walk(conn, roots, direction, max_depth)
+    pages: dict[int, tuple[list[Node], int, bool]] = {}
+    for root, nodes in reach.items():
+        if not nodes:
+            continue
+        nodes.sort(key=lambda n: (n.depth, n.state_name, n.address))
+        if after is not None:
+            check_cursor_serial(after[0], serials[root])
+            nodes_after = [n for n in nodes if (n.depth, n.state_name, n.address) > after[1:]]
+        else:
+            nodes_after = nodes
+        shown = nodes_after[:first] if rows else []
+        pages[root] = (shown, len(nodes), len(nodes_after) > first)
+    found = await _resources(conn, [n for shown, _, _ in pages.values() for n in shown])
+    result: dict[ResourceKey, Page[dict[str, Any]]] = {}
+    for root, (shown, total, has_next) in pages.items():
+        page_rows = [
+            {
+                **found[n.id],
+                "depth": n.depth,
+                "path": [p.address for p in path],
+                "path_states": [p.state_name for p in path],
+            }
+            for n in shown
+            for path in [n.path()]
+        ]
+        keys = [(serials[root], n.depth, n.state_name, n.address) for n in shown]
+        result[roots[root - 1]] = Page(page_rows, keys, total, has_next)
+    return result
+
+
+async def _resources(conn: asyncpg.Connection, nodes: list[Node]) -> dict[UUID, asyncpg.Record]:
+    """The resource rows of `nodes`, each at its version."""
+    if not nodes:
+        return {}
+    keys = [(n.id, n.version_id) for n in nodes]
+    return {key[0]: record for key, record in (await resources_by_keys(conn, keys)).items()}

@@ -1,0 +1,214 @@
+"""One graph across states (migration 0015): links from consumers' `terraform_remote_state`
+data sources to producer states, output lineage, and who reads whom (README, "Across
+states").
+
+A link's producer is a state name: it is linked whenever a state of that name exists.
+Reads of links go through one function, `read_links`, given the states to read (as
+consumers or producers): the one place a read filter applies.
+"""
+
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from app.graph.events import append_event
+from app.tfstate import NormalizedState
+from app.tfstate.remote import Server, output_lineage, remote_reads
+
+
+async def write_links(
+    conn: asyncpg.Connection,
+    state_id: UUID,
+    state: NormalizedState,
+    row_ids: list[UUID],
+    new_positions: set[int],
+    closed: Sequence[UUID],
+    servers: Sequence[Server],
+) -> None:
+    """A link lives as long as its data source's row: closed with it, written with it."""
+    if closed:
+        await conn.execute(
+            """UPDATE state_links SET serial_to = $2
+               WHERE state_id = $1 AND serial_to IS NULL AND resource_id = ANY($3::uuid[])""",
+            state_id,
+            state.serial,
+            list(closed),
+        )
+    new_rows = [state.instances[p] for p in new_positions]
+    reads = remote_reads(new_rows, servers) if new_rows else []
+    if reads:
+        positions = sorted(new_positions)
+        await conn.copy_records_to_table(
+            "state_links",
+            columns=(
+                "state_id",
+                "resource_id",
+                "serial_from",
+                "address",
+                "producer_name",
+                "outputs",
+            ),
+            records=[
+                (
+                    state_id,
+                    row_ids[positions[read.position]],
+                    state.serial,
+                    state.instances[positions[read.position]].address,
+                    read.producer,
+                    read.outputs,
+                )
+                for read in reads
+            ],
+        )
+
+
+async def write_lineage(
+    conn: asyncpg.Connection, state_id: UUID, state: NormalizedState, row_ids: list[UUID]
+) -> None:
+    """The lineage of the new version's outputs, computed whole (a change anywhere may
+    change it), written as the rows that differ from the current ones."""
+    found = {
+        (item.output, row_ids[item.position], item.path)
+        for item in output_lineage(state.outputs, state.instances, state.edges)
+    }
+    current = {
+        (r["output_name"], r["resource_id"], tuple(r["path"]))
+        for r in await conn.fetch(
+            """SELECT output_name, resource_id, path FROM output_lineage
+               WHERE state_id = $1 AND serial_to IS NULL""",
+            state_id,
+        )
+    }
+    gone = current - found
+    if gone:
+        await conn.execute(
+            """UPDATE output_lineage l SET serial_to = $2
+               FROM unnest($3::text[], $4::uuid[], $5::text[]) AS g (name, resource_id, path)
+               WHERE l.state_id = $1 AND l.serial_to IS NULL AND l.output_name = g.name
+                 AND l.resource_id = g.resource_id
+                 AND l.path = string_to_array(g.path, E'\\x01')""",
+            state_id,
+            state.serial,
+            [o for o, _, _ in gone],
+            [r for _, r, _ in gone],
+            ["\x01".join(p) for _, _, p in gone],
+        )
+    if found - current:
+        await conn.copy_records_to_table(
+            "output_lineage",
+            columns=("state_id", "serial_from", "output_name", "resource_id", "path"),
+            records=[(state_id, state.serial, o, r, list(p)) for o, r, p in found - current],
+        )
+
+
+# The outputs a link read, each with its value read and its value in the producer's
+# current version (`pv`): null when sensitive there in any stored version (compared by
+# hash, never shown); `changed` when they differ (a missing output has changed), `since`
+# the producer serial at which the value stopped being the one read.
+_READ_OUTPUTS = """
+    SELECT jsonb_agg(jsonb_build_object(
+               'name', n.name, 'sensitive', n.sensitive, 'present', n.present,
+               'read', CASE WHEN n.sensitive THEN NULL ELSE n.read END,
+               'current', CASE WHEN n.sensitive THEN NULL ELSE n.current END,
+               'changed', n.changed, 'since', n.since) ORDER BY n.name) AS outputs,
+           coalesce(bool_or(n.changed), false) AS stale,
+           min(n.since) FILTER (WHERE n.changed) AS since
+    FROM (SELECT n.name, n.read, o.value AS current, o.name IS NOT NULL AS present,
+                 EXISTS (SELECT FROM outputs h WHERE h.state_id = p.id AND h.name = n.name
+                                                 AND h.sensitive) AS sensitive,
+                 o.name IS NULL OR md5(o.value::text) <> md5(n.read::text) AS changed,
+                 CASE WHEN o.name IS NULL OR md5(o.value::text) <> md5(n.read::text) THEN
+                     coalesce(
+                         (SELECT max(h.serial_to) FROM outputs h
+                          WHERE h.state_id = p.id AND h.name = n.name AND h.serial_to IS NOT NULL
+                            AND md5(h.value::text) = md5(n.read::text)),
+                         o.serial_from,
+                         (SELECT max(h.serial_to) FROM outputs h
+                          WHERE h.state_id = p.id AND h.name = n.name))
+                 END AS since
+          FROM jsonb_each(l.outputs) AS n (name, read)
+          LEFT JOIN outputs o ON o.state_id = p.id AND o.name = n.name AND o.serial_to IS NULL
+         ) n"""
+
+_LINKS = f"""
+    SELECT c.id AS consumer_id, c.name AS consumer_name, p.id AS producer_id,
+           p.name AS producer_name, l.address, l.resource_id, x.outputs, x.stale, x.since
+    FROM states c
+    JOIN state_links l ON l.state_id = c.id AND l.serial_to IS NULL
+    JOIN states p ON p.name = l.producer_name
+    CROSS JOIN LATERAL ({_READ_OUTPUTS}) x
+    WHERE ($1::uuid[] IS NULL OR c.id = ANY($1::uuid[]))
+      AND ($2::uuid[] IS NULL OR p.id = ANY($2::uuid[]))
+    ORDER BY c.name COLLATE "C", l.address COLLATE "C\""""
+
+
+async def read_links(
+    conn: asyncpg.Connection,
+    *,
+    consumers: list[UUID] | None = None,
+    producers: list[UUID] | None = None,
+) -> list[asyncpg.Record]:
+    """The links of the consumers' current versions to the producers (None: any), by
+    consumer name then data source address: consumer_id, consumer_name, producer_id,
+    producer_name, address (the data source's), resource_id (its row), outputs (as
+    _READ_OUTPUTS), stale, since."""
+    return await conn.fetch(_LINKS, consumers, producers)
+
+
+async def links_by_producer(
+    conn: asyncpg.Connection, producer_ids: list[UUID]
+) -> dict[UUID, list[asyncpg.Record]]:
+    return _grouped(await read_links(conn, producers=producer_ids), "producer_id")
+
+
+async def links_by_consumer(
+    conn: asyncpg.Connection, consumer_ids: list[UUID]
+) -> dict[UUID, list[asyncpg.Record]]:
+    return _grouped(await read_links(conn, consumers=consumer_ids), "consumer_id")
+
+
+def _grouped(records: list[asyncpg.Record], column: str) -> dict[UUID, list[asyncpg.Record]]:
+    grouped: dict[UUID, list[asyncpg.Record]] = {}
+    for record in records:
+        grouped.setdefault(record[column], []).append(record)
+    return grouped
+
+
+async def record_stale(
+    conn: asyncpg.Connection, producer_id: UUID, serial: int, *, actor: str
+) -> list[asyncpg.Record]:
+    """A `consumer-stale` event for each consumer this write of the producer (at `serial`)
+    made stale: stale now, and each output it read that differs stopped being the value
+    read at this serial (so none differed before). Returns their links."""
+    made = [
+        link
+        for link in await read_links(conn, producers=[producer_id])
+        if link["stale"] and link["since"] == serial
+    ]
+    for link in made:
+        detail: dict[str, Any] = {
+            "producer": link["producer_name"],
+            "producer_serial": serial,
+            "data_source": link["address"],
+            "outputs": [o["name"] for o in link["outputs"] if o["changed"]],
+        }
+        await append_event(
+            conn,
+            state_name=link["consumer_name"],
+            state_id=link["consumer_id"],
+            action="consumer-stale",
+            actor=actor,
+            detail=detail,
+        )
+    return made
+
+
+async def forget_links(conn: asyncpg.Connection, state_id: UUID) -> None:
+    """A deleted state's links (as consumer) and output lineage."""
+    await conn.execute(
+        """WITH links AS (DELETE FROM state_links WHERE state_id = $1)
+           DELETE FROM output_lineage WHERE state_id = $1""",
+        state_id,
+    )
