@@ -17,6 +17,39 @@ from app.graph.events import append_event
 from app.tfstate import NormalizedState
 from app.tfstate.remote import Server, output_lineage, remote_reads
 
+# A terraform_remote_state data source read here stores the outputs it read in its
+# `outputs` attribute ({"value": {name: value}, "type": ...}): those sensitive in the
+# producer (in any version it keeps) are withheld as if Terraform had marked them (issue
+# 14). Their paths, in Terraform's step format, for both shapes of the attribute.
+_LINKED_SENSITIVE = """(
+    SELECT coalesce(jsonb_agg(p.path), '[]'::jsonb)
+    FROM state_links l
+    JOIN states ps ON ps.name = l.producer_name
+    CROSS JOIN LATERAL (SELECT DISTINCT o.name FROM outputs o
+                        WHERE o.state_id = ps.id AND o.sensitive AND l.outputs ? o.name) o
+    CROSS JOIN LATERAL (VALUES
+        (jsonb_build_array(jsonb_build_object('type', 'get_attr', 'value', 'outputs'),
+                           jsonb_build_object('type', 'get_attr', 'value', 'value'),
+                           jsonb_build_object('type', 'get_attr', 'value', o.name))),
+        (jsonb_build_array(jsonb_build_object('type', 'get_attr', 'value', 'outputs'),
+                           jsonb_build_object('type', 'get_attr', 'value', o.name)))) p (path)
+    WHERE l.state_id = {r}.state_id AND l.resource_id = {r}.id)"""
+
+
+def sensitive_attributes(r: str) -> str:
+    """SQL: the `sensitive_attributes` of resources row `r` as readers see them: Terraform's,
+    and a linked data source's outputs sensitive in their producer (_LINKED_SENSITIVE)."""
+    linked = _LINKED_SENSITIVE.format(r=r)
+    return f"""CASE WHEN {r}.type = 'terraform_remote_state' THEN coalesce(nullif(
+        coalesce({r}.sensitive_attributes, '[]'::jsonb) || {linked}, '[]'::jsonb),
+        {r}.sensitive_attributes) ELSE {r}.sensitive_attributes END"""
+
+
+def hides_linked_outputs(r: str) -> str:
+    """SQL: row `r` is a data source whose read outputs include one sensitive in its
+    producer (an attribute search on `outputs` never matches it)."""
+    return f"({r}.type = 'terraform_remote_state' AND {_LINKED_SENSITIVE.format(r=r)} <> '[]')"
+
 
 async def write_links(
     conn: asyncpg.Connection,
