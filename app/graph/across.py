@@ -16,8 +16,7 @@ parent is its parent of lowest rank. Walks across states are not kept (they depe
 every consumer's current version): each page walks again.
 """
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 import asyncpg
@@ -25,14 +24,18 @@ import asyncpg
 from app.graph.edges import Direction, check_cursor_serial, check_depth
 from app.graph.queries import valid_at
 from app.graph.resources import ResourceKey, key_arrays, resources_by_keys
+from app.jsonutil import gc_paused
 from app.paging import Keyset, Page
 
 # A page row's key: the serial of the root's version, then the page order.
 CROSS_BLAST_KEY = Keyset(("serial", "depth", "state_name", "address"), (int, int, str, str))
 
-# The level before, `f`: (root, state, serial, row id, rank), from arrays $1..$5.
-_LEVEL = """unnest($1::int[], $2::uuid[], $3::bigint[], $4::uuid[], $5::int[])
-    AS f (root, state_id, serial, id, rank)"""
+# The level before, `f`: (root, state, serial, row id, rank): arrays $1..$4 of (root,
+# version, row id, rank), the versions (state, serial) $5, $6 (a few, for many rows).
+_LEVEL = """(SELECT f.root, w.state_id, w.serial, f.id, f.rank
+     FROM unnest($1::int[], $2::int[], $3::uuid[], $4::int[]) AS f (root, at, id, rank)
+     JOIN unnest($5::uuid[], $6::bigint[]) WITH ORDINALITY AS w (state_id, serial, at)
+       ON w.at = f.at) f"""
 _CURRENT = """CROSS JOIN LATERAL (SELECT serial FROM state_versions
                                  WHERE state_id = {}.id ORDER BY serial DESC LIMIT 1) cv"""
 _HOPS = {
@@ -62,27 +65,32 @@ _HOPS = {
         JOIN output_lineage x ON x.state_id = p.id AND x.serial_to IS NULL
                              AND l.outputs ? x.output_name""",
 }
-# The next level: each resource reached once per root, with its best parent's rank.
+# The next level: each resource reached once per root, with its best parent's rank and
+# its own (by that parent's rank, state, address), in page order (state, address).
 _NEXT = """
-    SELECT n.*, v.id AS version_id
-    FROM (SELECT h.root, h.state_id, min(h.serial) AS serial, h.id, min(h.rank) AS parent,
-                 r.address, s.name AS state_name
-          FROM ({hops}) h
-          JOIN resources r ON r.id = h.id AND r.state_id = h.state_id
-          JOIN states s ON s.id = h.state_id
-          GROUP BY h.root, h.state_id, h.id, r.address, s.name) n
-    JOIN state_versions v ON v.state_id = n.state_id AND v.serial = n.serial"""
+    SELECT n.root, n.state_id, n.serial, n.id, n.parent, v.id AS version_id,
+           r.address COLLATE "C" AS address, s.name COLLATE "C" AS state_name,
+           (row_number() OVER (PARTITION BY n.root ORDER BY n.parent, s.name COLLATE "C",
+                                                            r.address COLLATE "C"))::int AS rank
+    FROM (SELECT h.root, h.state_id, min(h.serial) AS serial, h.id, min(h.rank) AS parent
+          FROM ({hops}) h GROUP BY h.root, h.state_id, h.id) n
+    JOIN resources r ON r.id = n.id AND r.state_id = n.state_id
+    JOIN states s ON s.id = n.state_id
+    JOIN state_versions v ON v.state_id = n.state_id AND v.serial = n.serial
+    ORDER BY n.root, state_name, address"""
 _ROOTS = """
     SELECT k.ord::int AS root, r.state_id, kv.serial, kv.id AS version_id, r.id, r.address,
-           s.name AS state_name
+           s.name AS state_name, 0 AS rank
     FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS k (id, version_id, ord)
     JOIN state_versions kv ON kv.id = k.version_id
     JOIN states s ON s.id = kv.state_id
     JOIN resources r ON r.id = k.id AND r.state_id = kv.state_id"""
 
 
-@dataclass(frozen=True)
-class Node:
+class Node(NamedTuple):
+    """A resource the walk entered: at its version, with the node it came from."""
+
+    root: int
     state_id: UUID
     serial: int
     version_id: UUID
@@ -90,6 +98,7 @@ class Node:
     state_name: str
     address: str
     depth: int
+    rank: int  # in its level
     parent: "Node | None"
 
     def path(self) -> list["Node"]:
@@ -101,52 +110,49 @@ class Node:
         return nodes[::-1]
 
 
-def _node(r: asyncpg.Record, depth: int, parent: Node | None) -> Node:
-    return Node(
-        r["state_id"],
-        r["serial"],
-        r["version_id"],
-        r["id"],
-        r["state_name"],
-        r["address"],
-        depth,
-        parent,
-    )
-
-
 async def _walk(
     conn: asyncpg.Connection, roots: list[ResourceKey], direction: Direction, max_depth: int
 ) -> tuple[dict[int, list[Node]], dict[int, int]]:
-    """Each root's reach (1-based root -> nodes, root excluded) and its version's serial."""
-    level: list[tuple[int, Node]] = [
-        (r["root"], _node(r, 0, None)) for r in await conn.fetch(_ROOTS, *key_arrays(roots))
-    ]
-    serials = {root: node.serial for root, node in level}
-    seen = {(root, node.id) for root, node in level}
+    """Each root's reach (1-based root -> nodes in page order, root excluded) and its
+    version's serial."""
+    level = [
+        Node(r["root"], r["state_id"], r["serial"], r["version_id"], r["id"], r["state_name"],
+             r["address"], 0, 0, None)
+        for r in await conn.fetch(_ROOTS, *key_arrays(roots))
+    ]  # fmt: skip
+    serials = {node.root: node.serial for node in level}
+    seen = {(node.root, node.id) for node in level}
     reach: dict[int, list[Node]] = {root: [] for root in serials}
     sql = _NEXT.format(hops=_HOPS[direction])
-    for depth in range(1, max_depth + 1):
-        if not level:
-            break
-        records = await conn.fetch(
-            sql,
-            [root for root, _ in level],
-            [n.state_id for _, n in level],
-            [n.serial for _, n in level],
-            [n.id for _, n in level],
-            list(range(len(level))),
-        )
-        found = sorted(
-            (r for r in records if (r["root"], r["id"]) not in seen),
-            key=lambda r: (r["parent"], r["state_name"], r["address"]),
-        )
-        parents = level
-        level = []
-        for r in found:
-            seen.add((r["root"], r["id"]))
-            node = _node(r, depth, parents[r["parent"]][1])
-            level.append((r["root"], node))
-            reach[r["root"]].append(node)
+    # Many small objects that form no cycle: GC passes would walk them over and over.
+    with gc_paused():
+        for depth in range(1, max_depth + 1):
+            if not level:
+                break
+            versions: dict[tuple[UUID, int], int] = {}
+            at = [versions.setdefault((n.state_id, n.serial), len(versions) + 1) for n in level]
+            records = await conn.fetch(
+                sql,
+                [n.root for n in level],
+                at,
+                [n.id for n in level],
+                [n.rank for n in level],
+                [state_id for state_id, _ in versions],
+                [serial for _, serial in versions],
+            )
+            parents = {(n.root, n.rank): n for n in level}
+            level = []
+            for r in records:
+                root, row_id = r["root"], r["id"]
+                if (root, row_id) in seen:
+                    continue
+                seen.add((root, row_id))
+                node = Node(
+                    root, r["state_id"], r["serial"], r["version_id"], row_id, r["state_name"],
+                    r["address"], depth, r["rank"], parents[(root, r["parent"])],
+                )  # fmt: skip
+                level.append(node)
+                reach[root].append(node)
     return reach, serials
 
 
@@ -170,7 +176,6 @@ async def cross_blast_radius(
     for root, nodes in reach.items():
         if not nodes:
             continue
-        nodes.sort(key=lambda n: (n.depth, n.state_name, n.address))
         if after is not None:
             check_cursor_serial(after[0], serials[root])
             nodes_after = [n for n in nodes if (n.depth, n.state_name, n.address) > after[1:]]

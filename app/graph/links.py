@@ -69,10 +69,9 @@ async def write_links(
             state.serial,
             list(closed),
         )
-    new_rows = [state.instances[p] for p in new_positions]
-    reads = remote_reads(new_rows, servers) if new_rows else []
+    positions = sorted(new_positions)
+    reads = remote_reads([state.instances[p] for p in positions], servers)
     if reads:
-        positions = sorted(new_positions)
         await conn.copy_records_to_table(
             "state_links",
             columns=(
@@ -104,7 +103,7 @@ async def write_lineage(
     change it), written as the rows that differ from the current ones."""
     found = {
         (item.output, row_ids[item.position], item.path)
-        for item in output_lineage(state.outputs, state.instances, state.edges)
+        for item in output_lineage(state.outputs, state.instances, lambda: state.edges)
     }
     current = {
         (r["output_name"], r["resource_id"], tuple(r["path"]))

@@ -4,7 +4,7 @@ read a state of this server, and which resource instances an output's value came
 Both are pure: app/graph/links.py stores what they find (README, "Across states").
 """
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -142,10 +142,11 @@ class Lineage:
 def output_lineage(
     outputs: Sequence[OutputRow],
     instances: Sequence[InstanceRow],
-    edges: Sequence[tuple[int, int]],
+    edges: Callable[[], Iterable[tuple[int, int]]],
 ) -> set[Lineage]:
     """Each output's sources: the instances holding a meaningful value of it (the value,
-    or a string inside it), with the attribute path. `edges`: (a, b) when a depends on b."""
+    or a string inside it), with the attribute path. `edges()`: (a, b) when a depends on
+    b (asked only when a value has several holders)."""
     wanted: dict[str, set[str]] = {}  # value -> the outputs holding it
     for output in outputs:
         for _, leaf in _leaves(output.value):
@@ -158,10 +159,13 @@ def output_lineage(
         for path, leaf in _leaves(row.attributes):
             if isinstance(leaf, str) and leaf in wanted:
                 holders.setdefault(leaf, {}).setdefault(position, []).append(path)
-    depends = set(edges)
+    depends: set[tuple[int, int]] | None = None
     found: set[Lineage] = set()
     for value, held in holders.items():
-        sources = [p for p in held if not any((p, q) in depends for q in held if q != p)]
+        sources = list(held)
+        if len(held) > 1:
+            depends = set(edges()) if depends is None else depends
+            sources = [p for p in held if not any((p, q) in depends for q in held if q != p)]
         if len(sources) > MAX_SOURCES:
             continue  # a common value: it tells nothing of where the output came from
         for name in wanted[value]:
