@@ -165,8 +165,11 @@ _READ_OUTPUTS = """
          ) n"""
 
 _LINKS = f"""
-    SELECT c.id AS consumer_id, c.name AS consumer_name, p.id AS producer_id,
-           p.name AS producer_name, l.address, l.resource_id, x.outputs, x.stale, x.since
+    SELECT c.id AS consumer_id, c.name AS consumer_name, c.kind AS consumer_kind,
+           c.lineage AS consumer_lineage, c.created_at AS consumer_created_at,
+           p.id AS producer_id, p.name AS producer_name, p.kind AS producer_kind,
+           p.lineage AS producer_lineage, p.created_at AS producer_created_at,
+           l.address, l.resource_id, x.outputs, x.stale, x.since
     FROM states c
     JOIN state_links l ON l.state_id = c.id AND l.serial_to IS NULL
     JOIN states p ON p.name = l.producer_name
@@ -183,9 +186,9 @@ async def read_links(
     producers: list[UUID] | None = None,
 ) -> list[asyncpg.Record]:
     """The links of the consumers' current versions to the producers (None: any), by
-    consumer name then data source address: consumer_id, consumer_name, producer_id,
-    producer_name, address (the data source's), resource_id (its row), outputs (as
-    _READ_OUTPUTS), stale, since."""
+    consumer name then data source address: the consumer's and the producer's state
+    columns (consumer_id, consumer_name, consumer_kind, ...; producer_id, ...), address
+    (the data source's), resource_id (its row), outputs (as _READ_OUTPUTS), stale, since."""
     return await conn.fetch(_LINKS, consumers, producers)
 
 

@@ -176,3 +176,29 @@ async def test_outputs_sensitive_in_the_producer_are_masked_in_the_consumer(clie
         search = {"attributes": {"outputs": {"value": {"password": value}}}}
         found = await gql(client, DATA_SOURCE, {"filter": search})
         assert found["resources"]["edges"] == []
+
+
+STATES = """query($first: Int!) { states(first: $first) { edges { node { name
+  consumers { consumer { name } producer { name } outputs { name } }
+  producers { producer { name } stale }
+  unreadOutputs
+  currentVersion { outputs { name readers { consumer { name } } } }
+  versions(first: 2) { edges { node { resources(first: 5) { edges { node {
+    blastRadius(crossStates: true, first: 5) { totalCount edges { node { pathStates } } }
+  } } } } } } } } } }"""
+
+
+async def test_the_links_of_many_states_cost_as_many_statements_as_of_few(
+    client, statements
+) -> None:
+    await _states(client)
+    for name in ("team/c", "team/d", "team/e", "team/f"):
+        await _write(client, name, _consumer(name))
+
+    async def count(first: int) -> int:
+        statements.statements.clear()
+        data = await gql(client, STATES, {"first": first})
+        assert len(data["states"]["edges"]) == first
+        return len(statements.statements)
+
+    assert await count(2) == await count(7)

@@ -144,10 +144,11 @@ class GraphQuery:
     )
     async def states_graph(self, info: Info) -> StatesGraph:
         records = await info.context.with_conn(links.read_links)
-        state_ids = {r[column] for r in records for column in ("consumer_id", "producer_id")}
-        found = await info.context.graph.state.load_many(sorted(state_ids))
+        found = {
+            s.name: s for link in map(link_of, records) for s in (link.consumer, link.producer)
+        }
         return StatesGraph(
-            states=sorted((state_of(r) for r in found), key=lambda s: s.name),
+            states=[found[name] for name in sorted(found)],
             links=[
                 StatesGraphLink(
                     consumer=r["consumer_name"],

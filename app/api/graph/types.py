@@ -190,16 +190,8 @@ class StateLink:
     since: int | None = strawberry.field(
         description="Stale: the producer serial since which (the earliest of its outputs')."
     )
-    consumer_id: strawberry.Private[UUID]
-    producer_id: strawberry.Private[UUID]
-
-    @strawberry.field
-    async def consumer(self, info: Info) -> State:
-        return state_of(await info.context.graph.state.load(self.consumer_id))
-
-    @strawberry.field
-    async def producer(self, info: Info) -> State:
-        return state_of(await info.context.graph.state.load(self.producer_id))
+    consumer: State
+    producer: State
 
 
 @strawberry.type(description="A link of the states map, by state names.")
@@ -223,8 +215,20 @@ def link_of(r: Row, *, changed_only: bool = False) -> StateLink:
         outputs=_link_outputs(r["outputs"], changed_only=changed_only),
         stale=r["stale"],
         since=r["since"],
-        consumer_id=r["consumer_id"],
-        producer_id=r["producer_id"],
+        consumer=_linked_state(r, "consumer"),
+        producer=_linked_state(r, "producer"),
+    )
+
+
+def _linked_state(r: Row, role: str) -> State:
+    """The consumer's or the producer's State, from a link's row (app/graph/links.py)."""
+    return State(
+        id=str(r[f"{role}_id"]),
+        state_id=r[f"{role}_id"],
+        name=r[f"{role}_name"],
+        kind=queries.StateKind(r[f"{role}_kind"]),
+        lineage=r[f"{role}_lineage"],
+        created_at=r[f"{role}_created_at"],
     )
 
 
