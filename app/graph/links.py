@@ -15,7 +15,7 @@ import asyncpg
 
 from app.graph.events import append_event
 from app.tfstate import NormalizedState
-from app.tfstate.remote import Server, output_lineage, remote_reads
+from app.tfstate.remote import Server, holds_output_value, output_lineage, remote_reads
 
 # A terraform_remote_state data source read here stores the outputs it read in its
 # `outputs` attribute ({"value": {name: value}, "type": ...}): those sensitive in the
@@ -97,10 +97,28 @@ async def write_links(
 
 
 async def write_lineage(
-    conn: asyncpg.Connection, state_id: UUID, state: NormalizedState, row_ids: list[UUID]
+    conn: asyncpg.Connection,
+    state_id: UUID,
+    state: NormalizedState,
+    row_ids: list[UUID],
+    new_positions: set[int],
+    closed: Sequence[UUID],
+    outputs_changed: bool,
 ) -> None:
-    """The lineage of the new version's outputs, computed whole (a change anywhere may
-    change it), written as the rows that differ from the current ones."""
+    """The lineage of the new version's outputs, written as the rows that differ from the
+    current ones. With the same outputs and no new instance holding one of their values,
+    it is the current lineage less the closed instances'; else it is computed whole."""
+    new_rows = (state.instances[p] for p in new_positions)
+    if not outputs_changed and not holds_output_value(state.outputs, new_rows):
+        if closed:
+            await conn.execute(
+                """UPDATE output_lineage SET serial_to = $2
+                   WHERE state_id = $1 AND serial_to IS NULL AND resource_id = ANY($3::uuid[])""",
+                state_id,
+                state.serial,
+                list(closed),
+            )
+        return
     found = {
         (item.output, row_ids[item.position], item.path)
         for item in output_lineage(state.outputs, state.instances, lambda: state.edges)

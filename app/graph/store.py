@@ -287,8 +287,9 @@ async def _write_rows(
     await _write_edges(conn, state_id, version_id, state, filled, new_positions, closed)
     outputs_changed = await _write_outputs(conn, state_id, version_id, state)
     await links.write_links(conn, state_id, state, filled, new_positions, list(closed), servers)
-    if new_rows or closed or outputs_changed:
-        await links.write_lineage(conn, state_id, state, filled)
+    await links.write_lineage(
+        conn, state_id, state, filled, new_positions, list(closed), outputs_changed
+    )
     return RowChanges(
         len(new_rows) - changed,
         changed,

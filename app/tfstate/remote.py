@@ -139,6 +139,26 @@ class Lineage:
     path: Path  # the attribute holding the value
 
 
+def _wanted(outputs: Sequence[OutputRow]) -> dict[str, set[str]]:
+    """The meaningful values of the outputs: value -> the outputs holding it."""
+    wanted: dict[str, set[str]] = {}
+    for output in outputs:
+        for _, leaf in _leaves(output.value):
+            if meaningful(leaf):
+                wanted.setdefault(leaf, set()).add(output.name)
+    return wanted
+
+
+def holds_output_value(outputs: Sequence[OutputRow], instances: Iterable[InstanceRow]) -> bool:
+    """Whether any of `instances` holds a meaningful value of the outputs."""
+    wanted = _wanted(outputs)
+    return bool(wanted) and any(
+        isinstance(leaf, str) and leaf in wanted
+        for row in instances
+        for _, leaf in _leaves(row.attributes)
+    )
+
+
 def output_lineage(
     outputs: Sequence[OutputRow],
     instances: Sequence[InstanceRow],
@@ -147,11 +167,7 @@ def output_lineage(
     """Each output's sources: the instances holding a meaningful value of it (the value,
     or a string inside it), with the attribute path. `edges()`: (a, b) when a depends on
     b (asked only when a value has several holders)."""
-    wanted: dict[str, set[str]] = {}  # value -> the outputs holding it
-    for output in outputs:
-        for _, leaf in _leaves(output.value):
-            if meaningful(leaf):
-                wanted.setdefault(leaf, set()).add(output.name)
+    wanted = _wanted(outputs)
     if not wanted:
         return set()
     holders: dict[str, dict[int, list[Path]]] = {}  # value -> instance -> paths

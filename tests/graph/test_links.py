@@ -257,3 +257,34 @@ async def test_a_cycle_of_states_ends(conn) -> None:
         ("b", "aws_thing.main", 2),
         ("a", "data.terraform_remote_state.other", 3),
     ]
+
+
+async def test_lineage_follows_the_versions(conn) -> None:
+    def net(serial: int, *, vpc: bool = True, extra: dict[str, Any] | None = None) -> bytes:
+        return state(
+            [
+                *([resource("aws_vpc", "main", attributes={"id": VPC_ID})] if vpc else []),
+                resource("aws_eip", "ip", attributes={"id": "eipalloc-0a1b2c3d"}),
+                *([resource("aws_flow_log", "log", attributes=extra)] if extra else []),
+            ],
+            serial=serial,
+            outputs={"vpc_id": {"value": VPC_ID, "type": "string"}},
+        )
+
+    async def lineage() -> list[tuple[str, int, int | None]]:
+        return [
+            tuple(r)
+            for r in await conn.fetch(
+                """SELECT r.address, l.serial_from, l.serial_to FROM output_lineage l
+                   JOIN resources r ON r.id = l.resource_id AND r.state_id = l.state_id
+                   ORDER BY l.serial_from, r.address"""
+            )
+        ]
+
+    await write(conn, "net", net(1))
+    await write(conn, "net", net(2, extra={"id": "fl-0a1b2c3d4e"}))  # holds no output value
+    assert await lineage() == [("aws_vpc.main", 1, None)]
+    await write(conn, "net", net(3, extra={"id": "fl-0a1b2c3d4e", "vpc_id": VPC_ID}))
+    assert await lineage() == [("aws_vpc.main", 1, None), ("aws_flow_log.log", 3, None)]
+    await write(conn, "net", net(4, vpc=False, extra={"id": "fl-0a1b2c3d4e", "vpc_id": VPC_ID}))
+    assert await lineage() == [("aws_vpc.main", 1, 4), ("aws_flow_log.log", 3, None)]
