@@ -158,11 +158,11 @@ async def write_lineage(
 # hash, never shown); `changed` when they differ (a missing output has changed), `since`
 # the producer serial at which the value stopped being the one read.
 _READ_OUTPUTS = """
-    SELECT jsonb_agg(jsonb_build_object(
+    SELECT coalesce(jsonb_agg(jsonb_build_object(
                'name', n.name, 'sensitive', n.sensitive, 'present', n.present,
                'read', CASE WHEN n.sensitive THEN NULL ELSE n.read END,
                'current', CASE WHEN n.sensitive THEN NULL ELSE n.current END,
-               'changed', n.changed, 'since', n.since) ORDER BY n.name) AS outputs,
+               'changed', n.changed, 'since', n.since) ORDER BY n.name), '[]') AS outputs,
            coalesce(bool_or(n.changed), false) AS stale,
            min(n.since) FILTER (WHERE n.changed) AS since
     FROM (SELECT n.name, n.read, o.value AS current, o.name IS NOT NULL AS present,

@@ -4,6 +4,11 @@ in the consumer's data source (issue 14)."""
 
 from typing import Any
 
+import httpx
+import pytest
+
+from app.config import Settings
+from app.server import create_app
 from tests.api.conftest import error_codes, gql
 from tests.graph.states import resource, state
 from tests.graph.test_links import remote
@@ -202,3 +207,30 @@ async def test_the_links_of_many_states_cost_as_many_statements_as_of_few(
         return len(statements.statements)
 
     assert await count(2) == await count(7)
+
+
+async def test_public_urls_are_this_server_too(database_url, conn, monkeypatch) -> None:
+    monkeypatch.setenv("INFRAGRAPH_PUBLIC_URLS", "https://tf.example.com/infra/, http://x.example")
+    app = create_app(Settings.from_env(), database_url=database_url)
+    document = state(
+        [
+            remote("proxied", "https://TF.example.com:443/infra/states/team%2Fnet", {}),
+            remote("direct", "http://t/states/team/net", {}),
+            remote("unprefixed", "https://tf.example.com/states/team/net", {}),
+            remote("other", "http://x.example:8080/states/team/net", {}),
+        ]
+    )
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client,
+    ):
+        await _write(client, "team/net", _producer())
+        await _write(client, "team/app", document)
+        data = await gql(client, '{ state(name: "team/app") { producers { address } } }')
+    assert [p["address"] for p in data["state"]["producers"]] == [
+        "data.terraform_remote_state.direct",
+        "data.terraform_remote_state.proxied",
+    ]
+    monkeypatch.setenv("INFRAGRAPH_PUBLIC_URLS", "ftp://tf.example.com")
+    with pytest.raises(ValueError, match="INFRAGRAPH_PUBLIC_URLS"):
+        Settings.from_env()
