@@ -5,8 +5,9 @@
 -- lives exactly as long as the data source's resources row: written when that row is,
 -- closed (serial_to) when that row is. The producer is kept by name, not id: a producer
 -- written later, renamed to that name, or deleted and recreated is linked whenever a
--- state of that name exists. `outputs`: the outputs the data source read, by name, with
--- the values read (its `outputs` attribute).
+-- state of that name exists. `outputs`: the outputs the data source read, by name, each
+-- the md5 of the value read (as jsonb text): the values stay in the data source's row
+-- (its `outputs` attribute), with whatever protects it.
 CREATE TABLE state_links (
     state_id uuid NOT NULL,  -- the consumer
     resource_id uuid NOT NULL,  -- the data source instance (resources.id)

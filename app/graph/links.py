@@ -72,27 +72,21 @@ async def write_links(
     positions = sorted(new_positions)
     reads = remote_reads([state.instances[p] for p in positions], servers)
     if reads:
-        await conn.copy_records_to_table(
-            "state_links",
-            columns=(
-                "state_id",
-                "resource_id",
-                "serial_from",
-                "address",
-                "producer_name",
-                "outputs",
-            ),
-            records=[
-                (
-                    state_id,
-                    row_ids[positions[read.position]],
-                    state.serial,
-                    state.instances[positions[read.position]].address,
-                    read.producer,
-                    read.outputs,
-                )
-                for read in reads
-            ],
+        # each output read by the hash of its value: the values stay in the data source's row
+        await conn.execute(
+            """INSERT INTO state_links
+                   (state_id, resource_id, serial_from, address, producer_name, outputs)
+               SELECT $1, n.resource_id, $2, n.address, n.producer,
+                      (SELECT coalesce(jsonb_object_agg(o.key, md5(o.value::text)), '{}')
+                       FROM jsonb_each(n.outputs) AS o)
+               FROM unnest($3::uuid[], $4::text[], $5::text[], $6::jsonb[])
+                   AS n (resource_id, address, producer, outputs)""",
+            state_id,
+            state.serial,
+            [row_ids[positions[read.position]] for read in reads],
+            [state.instances[positions[read.position]].address for read in reads],
+            [read.producer for read in reads],
+            [read.outputs for read in reads],
         )
 
 
@@ -153,10 +147,11 @@ async def write_lineage(
         )
 
 
-# The outputs a link read, each with its value read and its value in the producer's
-# current version (`pv`): null when sensitive there in any stored version (compared by
-# hash, never shown); `changed` when they differ (a missing output has changed), `since`
-# the producer serial at which the value stopped being the one read.
+# The outputs a link read, each with its value read (in the data source's `outputs`
+# attribute, `rv`; the link keeps its hash) and its value in the producer's current
+# version: null when sensitive there in any stored version (never shown); `changed` when
+# their hashes differ (a missing output has changed), `since` the producer serial at which
+# the value stopped being the one read.
 _READ_OUTPUTS = """
     SELECT coalesce(jsonb_agg(jsonb_build_object(
                'name', n.name, 'sensitive', n.sensitive, 'present', n.present,
@@ -165,20 +160,21 @@ _READ_OUTPUTS = """
                'changed', n.changed, 'since', n.since) ORDER BY n.name), '[]') AS outputs,
            coalesce(bool_or(n.changed), false) AS stale,
            min(n.since) FILTER (WHERE n.changed) AS since
-    FROM (SELECT n.name, n.read, o.value AS current, o.name IS NOT NULL AS present,
+    FROM (SELECT n.name, rv.outputs -> n.name AS read, o.value AS current,
+                 o.name IS NOT NULL AS present,
                  EXISTS (SELECT FROM outputs h WHERE h.state_id = p.id AND h.name = n.name
                                                  AND h.sensitive) AS sensitive,
-                 o.name IS NULL OR md5(o.value::text) <> md5(n.read::text) AS changed,
-                 CASE WHEN o.name IS NULL OR md5(o.value::text) <> md5(n.read::text) THEN
+                 o.name IS NULL OR md5(o.value::text) <> n.digest AS changed,
+                 CASE WHEN o.name IS NULL OR md5(o.value::text) <> n.digest THEN
                      coalesce(
                          (SELECT max(h.serial_to) FROM outputs h
                           WHERE h.state_id = p.id AND h.name = n.name AND h.serial_to IS NOT NULL
-                            AND md5(h.value::text) = md5(n.read::text)),
+                            AND md5(h.value::text) = n.digest),
                          o.serial_from,
                          (SELECT max(h.serial_to) FROM outputs h
                           WHERE h.state_id = p.id AND h.name = n.name))
                  END AS since
-          FROM jsonb_each(l.outputs) AS n (name, read)
+          FROM jsonb_each_text(l.outputs) AS n (name, digest)
           LEFT JOIN outputs o ON o.state_id = p.id AND o.name = n.name AND o.serial_to IS NULL
          ) n"""
 
@@ -191,6 +187,11 @@ _LINKS = f"""
     FROM states c
     JOIN state_links l ON l.state_id = c.id AND l.serial_to IS NULL
     JOIN states p ON p.name = l.producer_name
+    JOIN resources r ON r.state_id = l.state_id AND r.id = l.resource_id
+    CROSS JOIN LATERAL (SELECT CASE WHEN d.o ?& ARRAY['value', 'type']
+                                     AND (SELECT count(*) FROM jsonb_object_keys(d.o)) = 2
+                                    THEN d.o -> 'value' ELSE d.o END AS outputs
+                        FROM (SELECT r.attributes -> 'outputs' AS o) d) rv
     CROSS JOIN LATERAL ({_READ_OUTPUTS}) x
     WHERE ($1::uuid[] IS NULL OR c.id = ANY($1::uuid[]))
       AND ($2::uuid[] IS NULL OR p.id = ANY($2::uuid[]))
