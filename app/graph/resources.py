@@ -245,3 +245,24 @@ def attribute_value(attributes: Any, sensitive_attributes: Any, path: Sequence[s
         else:
             return None
     return value
+
+
+async def output_sources(
+    conn: asyncpg.Connection, version_ids: list[UUID]
+) -> dict[UUID, list[asyncpg.Record]]:
+    """Each version's output lineage: rows of `output_name`, `path` and the source
+    resource (RESOURCE_COLUMNS), by output name, address and path."""
+    records = await conn.fetch(
+        f"""SELECT x.output_name, x.path, {RESOURCE_COLUMNS}
+            FROM state_versions v
+            JOIN states s ON s.id = v.state_id
+            JOIN output_lineage x ON {valid_at("x", "v.state_id", "v.serial")}
+            JOIN resources r ON r.id = x.resource_id AND r.state_id = v.state_id
+            WHERE v.id = ANY($1::uuid[])
+            ORDER BY v.id, x.output_name, r.address COLLATE "C", x.path""",
+        version_ids,
+    )
+    found: dict[UUID, list[asyncpg.Record]] = {}
+    for record in records:
+        found.setdefault(record["version_id"], []).append(record)
+    return found

@@ -110,7 +110,8 @@ LINKS = """{ state(name: "team/net") {
   unreadOutputs
   consumers { consumer { name } producer { name } address stale
               outputs { name read current sensitive changed } }
-  currentVersion { outputs { name readers { consumer { name } } } } }
+  currentVersion { outputs { name readers { consumer { name } }
+                             sources { resource { address } path inferred } } } }
   stale: staleConsumers(state: "team/net") { consumer { name } since outputs { name } }
   statesGraph { states { name } links { consumer producer outputs stale } } }"""
 
@@ -137,6 +138,12 @@ async def test_who_reads_whom(client) -> None:
     ]
     readers = {o["name"]: o["readers"] for o in net["currentVersion"]["outputs"]}
     assert readers["unread"] == [] and len(readers["vpc_id"]) == 2
+    sources = {o["name"]: o["sources"] for o in net["currentVersion"]["outputs"]}
+    assert sources == {
+        "vpc_id": [{"resource": {"address": "aws_vpc.main"}, "path": ["id"], "inferred": True}],
+        "password": [],
+        "unread": [],
+    }
     assert data["stale"] == []
     assert data["statesGraph"]["states"] == [{"name": n} for n in ("team/a", "team/b", "team/net")]
     assert data["statesGraph"]["links"][0] == {

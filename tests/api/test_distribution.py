@@ -36,7 +36,7 @@ GRAPH_TABLES = {
 
 WORKLOAD_QUERY = """query($id: ID!) {
   states(first: 5) { edges { node { name
-    currentVersion { serial resourceCount outputs { name value }
+    currentVersion { serial resourceCount outputs { name value sources { path } }
     resources(first: 50, filter: {type: "aws_subnet"}) { totalCount edges { node { id address
       dependencies(first: 5) { totalCount edges { node { address } } }
       dependents(first: 5) { edges { node { address } } }

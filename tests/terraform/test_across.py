@@ -59,7 +59,8 @@ LINKS = """query($name: String!) { state(name: $name) {
   consumers { consumer { name } address stale outputs { name changed } }
   producers { producer { name } address stale }
   unreadOutputs
-  currentVersion { outputs { name readers { consumer { name } } } } } }"""
+  currentVersion { outputs { name readers { consumer { name } }
+                             sources { resource { address } path } } } } }"""
 
 
 async def test_links_follow_the_remote_state_reads(projects, backend) -> None:
@@ -75,6 +76,16 @@ async def test_links_follow_the_remote_state_reads(projects, backend) -> None:
         for o in network["currentVersion"]["outputs"]
     }
     assert readers == {"vpc_id": sorted([*APPS, PLATFORM]), "vpc_name": sorted([*APPS, PLATFORM])}
+    sources = {
+        o["name"]: [(s["resource"]["address"], s["path"]) for s in o["sources"]]
+        for o in network["currentVersion"]["outputs"]
+    }
+    # the subnets hold the VPC's id too, but depend on it; paths as stored (input and
+    # output are dynamically typed: {"value", "type"})
+    assert sources == {
+        "vpc_id": [(T + "vpc", ["id"])],
+        "vpc_name": [(T + "vpc", ["input", "value"]), (T + "vpc", ["output", "value"])],
+    }
     app = (await _gql(backend, LINKS, {"name": APPS[0]}))["state"]
     assert [(p["producer"]["name"], p["address"]) for p in app["producers"]] == [
         (NETWORK, DATA + "network"),

@@ -157,6 +157,11 @@ class GraphLoaders:
         )
 
     @cached_property
+    def output_sources(self) -> DataLoader[UUID, Any]:
+        """The output lineage of a version."""
+        return by_key(self.pool, resources.output_sources, default=[])
+
+    @cached_property
     def consumers(self) -> DataLoader[UUID, Any]:
         """The links to a producer state."""
         return by_key(self.pool, links.links_by_producer, default=[])

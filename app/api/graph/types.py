@@ -135,6 +135,20 @@ class Output:
     type: JSON | None
     sensitive: bool
     state_id: strawberry.Private[UUID]
+    version_id: strawberry.Private[UUID]
+
+    @strawberry.field(
+        description="The resource instances of its version its value came from (inferred: "
+        "the value, or a string inside it, is the value of their attribute at `path`; only "
+        "values of 10 characters or more, held by few instances)."
+    )
+    async def sources(self, info: Info) -> list[OutputSource]:
+        records = await info.context.graph.output_sources.load(self.version_id)
+        mine = [r for r in records if r["output_name"] == self.name]
+        return [
+            OutputSource(resource=resource, path=r["path"], inferred=True)
+            for r, resource in zip(mine, resources_of(mine), strict=True)
+        ]
 
     @strawberry.field(
         description="The consumers' data sources (their current versions) that read this "
@@ -143,6 +157,17 @@ class Output:
     async def readers(self, info: Info) -> list[StateLink]:
         records = await info.context.graph.consumers.load(self.state_id)
         return [link_of(r) for r in records if any(o["name"] == self.name for o in r["outputs"])]
+
+
+@strawberry.type(description="Where an output's value came from.")
+class OutputSource:
+    resource: Resource
+    path: list[str] = strawberry.field(
+        description="The attribute holding the value, as `Resource.attributes(path:)` takes it."
+    )
+    inferred: bool = strawberry.field(
+        description="Always true: found by value, Terraform does not record it."
+    )
 
 
 @strawberry.type(description="An output as a terraform_remote_state data source read it.")
@@ -456,6 +481,7 @@ class StateVersion(relay.Node):
                 type=r["type"],
                 sensitive=r["sensitive"],
                 state_id=self.state.state_id,
+                version_id=self.version_id,
             )
             for r in records
         ]
