@@ -100,12 +100,6 @@ def remote_reads(instances: Sequence[InstanceRow], servers: Sequence[Server]) ->
     return reads
 
 
-def read_outputs(attributes: Any) -> dict[str, Any]:
-    """The output values a `terraform_remote_state` instance's attributes hold."""
-    outputs = _dynamic(attributes.get("outputs")) if isinstance(attributes, dict) else None
-    return outputs if isinstance(outputs, dict) else {}
-
-
 # Output lineage. A value links an output to instances only when it says who it is: a
 # string of at least MIN_LENGTH characters, not all digits (ids, ARNs, names; never
 # `true`, "1" or "us-east-1"), held by at most MAX_SOURCES instances once the instances
