@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.crypto import parse_key
+from app.tfstate.remote import Server
 
 MIB = 1024 * 1024
 
@@ -51,6 +52,13 @@ def _positive(env: Mapping[str, str], name: str, default: int) -> int:
     if not (raw.isascii() and raw.isdigit()) or int(raw) <= 0:
         raise ValueError(f"{name} must be a positive integer, got {raw!r}")
     return int(raw)
+
+
+def _servers(raw: str) -> tuple[Server, ...]:
+    try:
+        return tuple(Server.parse(url) for url in raw.split(",") if url.strip())
+    except ValueError as error:
+        raise ValueError(f"INFRAGRAPH_PUBLIC_URLS: {error}") from None
 
 
 def _keep_last(raw: str) -> int | None:
@@ -105,6 +113,9 @@ class Settings:
     # key only opens what is not yet re-sealed by `infragraph rotate-key`.
     encryption_key: bytes | None = field(default=None, repr=False)
     encryption_key_old: bytes | None = field(default=None, repr=False)
+    # base URLs this server is also reached at (behind a proxy): a terraform_remote_state
+    # address under one of them, or the listen address, links to the state it names
+    public_urls: tuple[Server, ...] = ()
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -141,4 +152,5 @@ class Settings:
             blast_cache_seconds=int(env.get("INFRAGRAPH_BLAST_CACHE_SECONDS", 3600)),
             encryption_key=_key(env, "INFRAGRAPH_ENCRYPTION_KEY"),
             encryption_key_old=_key(env, "INFRAGRAPH_ENCRYPTION_KEY_OLD"),
+            public_urls=_servers(env.get("INFRAGRAPH_PUBLIC_URLS", "")),
         )

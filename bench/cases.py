@@ -53,10 +53,12 @@ class Size:
     plan_resources: int
     history_versions: int
     dashboard_states: int
+    cross_states: int  # states of the cross-state blast radius, each of cross_instances
+    cross_instances: int
 
 
-FULL = Size(20_000, 100_000, 5, 1000, 1000, 16, 50, 5000, 100, 1000)
-TINY = Size(200, 600, 1, 50, 20, 3, 3, 40, 3, 20)
+FULL = Size(20_000, 100_000, 5, 1000, 1000, 16, 50, 5000, 100, 1000, 50, 2000)
+TINY = Size(200, 600, 1, 50, 20, 3, 3, 40, 3, 20, 4, 60)
 
 
 @dataclass
@@ -1156,6 +1158,140 @@ async def dashboard_resource_case(env: Env) -> Result:
 
 
 IMPORT_GROUP = (import_case, encryption_case)
+# --- across states -----------------------------------------------------------------------
+
+_HUBS = 12  # generate_state's default: its first resources are the hubs
+_CROSS_QUERY = """
+query($state: String!, $address: String!, $cross: Boolean!, $first: Int!) {
+  blastRadius(state: $state, address: $address, crossStates: $cross, maxDepth: 50,
+              first: $first) {
+    totalCount edges { node { depth path resource { address } } } } }"""
+
+
+def _across_documents(env: Env) -> tuple[list[bytes], bytes]:
+    """`cross_states` states of `cross_instances` each: state 0's first hub is the root and
+    its id output `hub`; each other state reads it through terraform_remote_state (a data
+    source its hubs depend on). And the same graph as one state: each state's resources in
+    a module of their own, the data source a resource there depending on the root."""
+    size = env.size
+    states = [generate_state(size.cross_instances, seed=k) for k in range(size.cross_states)]
+    [root] = [r for r in states[0]["resources"] if r["name"] == "r0"]
+    hub_id = root["instances"][0]["attributes"]["id"]
+    states[0]["outputs"] = {"hub": {"value": hub_id, "type": "string"}}
+    address = f"{env.http.base_url}/states/{_ACROSS}-0"
+    merged: list[dict[str, Any]] = []
+    for k, document in enumerate(states):
+        module = f"module.s{k}"
+        if k:
+            up = {
+                "mode": "data",
+                "type": "terraform_remote_state",
+                "name": "up",
+                "provider": 'provider["terraform.io/builtin/terraform"]',
+                "instances": [
+                    {
+                        "schema_version": 0,
+                        "attributes": {
+                            "backend": "http",
+                            "config": {"value": {"address": address}, "type": "dynamic"},
+                            "outputs": {"value": {"hub": hub_id}, "type": "dynamic"},
+                        },
+                    }
+                ],
+            }
+            for resource in document["resources"]:
+                if int(resource["name"][1:]) < _HUBS:
+                    for instance in resource["instances"]:
+                        instance["dependencies"] = ["data.terraform_remote_state.up"]
+            stand_in = {
+                **up,
+                "mode": "managed",
+                "type": "terraform_data",
+                "instances": [{"schema_version": 0, "attributes": {"id": f"up-{k}"},
+                               "dependencies": ["module.s0.aws_vpc.r0"]}],
+            }  # fmt: skip
+            merged.append({"module": module, **stand_in})
+            document["resources"].append(up)
+        for resource in document["resources"]:
+            if resource["mode"] == "managed":
+                merged.append(_in_module(resource, module))
+    one = generate_state(1)
+    one["resources"] = merged
+    return [dumps(d) for d in states], dumps(one)
+
+
+def _in_module(resource: dict[str, Any], module: str) -> dict[str, Any]:
+    """`resource` moved into `module` (its dependencies with it)."""
+
+    def moved(address: str) -> str:
+        return address.replace("data.terraform_remote_state.up", "terraform_data.up")
+
+    instances = [
+        {**i, "dependencies": [f"{module}.{moved(d)}" for d in i.get("dependencies", [])]}
+        for i in resource["instances"]
+    ]
+    inner = resource.get("module")
+    return {
+        **resource,
+        "module": f"{module}.{inner}" if inner else module,
+        "instances": instances,
+    }
+
+
+_ACROSS = "bench/across"
+_MERGED = "bench/across-merged"
+
+
+async def cross_blast_radius_case(env: Env) -> Result:
+    """The radius of the root across `cross_states` states (crossStates: true, walked
+    anew for every request), against the single-state radius of the same graph in one
+    state (its kept walk forgotten before each run), maxDepth 50: the same resources (the
+    whole graph). Depths may differ: past 30,000 instances a state's direct edges are
+    approximated and keep a few implied ones (app/tfstate/reduction.py), so the one big
+    state has shortcuts the small ones have not."""
+    documents, merged = _across_documents(env)
+    for k, body in enumerate(documents):
+        _ok(await env.http.post(f"/states/{_ACROSS}-{k}", content=body))
+    _ok(await env.http.post(f"/states/{_MERGED}", content=merged))
+    async with env.pool.acquire() as conn:
+        await conn.execute("ANALYZE")
+    first = 100
+    found: dict[str, Any] = {}
+
+    async def across() -> None:
+        found["across"] = (await graphql(
+            env, _CROSS_QUERY, state=f"{_ACROSS}-0", address="aws_vpc.r0", cross=True, first=first
+        ))["blastRadius"]  # fmt: skip
+
+    async def single() -> None:
+        found["single"] = (await graphql(
+            env, _CROSS_QUERY, state=_MERGED, address="module.s0.aws_vpc.r0", cross=False,
+            first=first,
+        ))["blastRadius"]  # fmt: skip
+
+    cand, base = await alternate(
+        across, single, env.size.runs, reset=functools.partial(_forget_walks, env)
+    )
+    total = found["across"]["totalCount"]
+    if total != found["single"]["totalCount"] or total < env.size.cross_states:
+        raise BenchError(
+            f"cross-state blast radius: {total} across states, "
+            f"{found['single']['totalCount']} in one state"
+        )
+    return Result(
+        "cross-state blast radius",
+        f"blastRadius(crossStates: true, first: {first}) over {env.size.cross_states} states "
+        f"x {env.size.cross_instances:,} instances, via GraphQL",
+        "the single-state radius of the same graph in one state, none kept before",
+        cand,
+        base,
+        "ratio <= 2",
+        (cand / (base or cand)) <= 2,
+        env.size.runs,
+        {"radius": total},
+    )
+
+
 BIG_GROUP = (
     big_import_case,
     blast_radius_case,
@@ -1169,6 +1305,7 @@ PLAN_GROUP = (plan_case,)
 HISTORY_GROUP = (change_case, storage_case, diff_case, history_case)
 POLICY_GROUP = (policy_write_case, policy_new_case)
 DASHBOARD_GROUP = (dashboard_overview_case, dashboard_resource_case)
+ACROSS_GROUP = (cross_blast_radius_case,)
 GROUPS = {
     "import": IMPORT_GROUP,
     "big": BIG_GROUP,
@@ -1177,4 +1314,5 @@ GROUPS = {
     "history": HISTORY_GROUP,
     "policies": POLICY_GROUP,
     "dashboard": DASHBOARD_GROUP,
+    "across": ACROSS_GROUP,
 }

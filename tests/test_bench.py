@@ -31,6 +31,7 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
         "policies, new",
         "dashboard overview",
         "dashboard resource",
+        "cross-state blast radius",
     }
     for result in results:
         assert result.candidate_s > 0

@@ -33,6 +33,7 @@ from app.graph.store import Written
 from app.http import declared_length, json_response
 from app.jsonutil import gc_paused
 from app.observe import IMPORT_BYTES, LARGE_WRITES_REFUSED, LOCK_CONFLICTS, STATE_WRITES
+from app.tfstate.remote import Server
 
 LOCK_INFO_LIMIT = 64 * 1024
 MAX_NAME_LENGTH = 512
@@ -124,7 +125,18 @@ async def _write(request: Request, name: str, body: bytes, lock_id: str | None) 
             state=state,
             actor=actor(request),
             keep_last=request.app.state.settings.prune_keep_last,
+            servers=own_servers(request),
         )
+
+
+def own_servers(request: Request) -> list[Server]:
+    """This server's base URLs: the address the request was received on (the listening
+    socket's, not the Host header a client chose) and INFRAGRAPH_PUBLIC_URLS."""
+    found: list[Server] = list(request.app.state.settings.public_urls)
+    if (listening := request.scope.get("server")) is not None:
+        host, port = listening
+        found.append(Server.parse(f"{request.url.scheme}://{host}" + (f":{port}" if port else "")))
+    return found
 
 
 async def delete_state(request: Request, name: str) -> Response:

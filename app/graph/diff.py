@@ -7,6 +7,7 @@ from uuid import UUID
 import asyncpg
 
 from app.errors import AppError, BadInput, NotFound
+from app.graph.links import sensitive_attributes
 from app.graph.sensitive import Path, opened, overlaps, restore, sensitive_paths
 
 
@@ -36,14 +37,17 @@ _MISSING = object()
 # The rows that version `x` holds and version `y` does not: those that began after y
 # and up to x (x newer), or that ended after x and up to y (x older). Each is one range
 # of an index (resources_opened, resources_closed): the work follows the change.
-_ONLY_AT = """(
-    SELECT id, address, attributes, sensitive_attributes, secrets FROM resources r
-    WHERE r.state_id = n.state_id AND r.serial_from > {y}.serial
-      AND r.serial_from <= {x}.serial AND (r.serial_to IS NULL OR r.serial_to > {x}.serial)
+_COLUMNS = (
+    f"r.id, r.address, r.attributes, {sensitive_attributes('r')} AS sensitive_attributes, r.secrets"
+)
+_ONLY_AT = f"""(
+    SELECT {_COLUMNS} FROM resources r
+    WHERE r.state_id = n.state_id AND r.serial_from > {{y}}.serial
+      AND r.serial_from <= {{x}}.serial AND (r.serial_to IS NULL OR r.serial_to > {{x}}.serial)
   UNION ALL
-    SELECT id, address, attributes, sensitive_attributes, secrets FROM resources r
-    WHERE r.state_id = n.state_id AND r.serial_to > {x}.serial
-      AND r.serial_to <= {y}.serial AND r.serial_from <= {x}.serial)"""
+    SELECT {_COLUMNS} FROM resources r
+    WHERE r.state_id = n.state_id AND r.serial_to > {{x}}.serial
+      AND r.serial_to <= {{y}}.serial AND r.serial_from <= {{x}}.serial)"""
 _ONLY_AT_VERSION = _ONLY_AT.format(x="n", y="o")
 _ONLY_AT_AGAINST = _ONLY_AT.format(x="o", y="n")
 

@@ -235,7 +235,7 @@ _EXPIRE = f"""
     WHERE x.state_id = old.state_id AND x.walk_id = old.id"""
 
 
-def _check_depth(max_depth: int) -> None:
+def check_depth(max_depth: int) -> None:
     if max_depth < 1:
         raise BadInput(f"maxDepth must be at least 1, got {max_depth}")
     if max_depth > MAX_DEPTH:
@@ -262,7 +262,7 @@ async def blast_radius(
     `after` is a BLAST_KEY (serial, depth, address): the serial of the version it was
     paged at, which must be the root's. `rows=False`: each radius' size only (its
     page's total; no rows)."""
-    _check_depth(max_depth)
+    check_depth(max_depth)
     depth, address = (after[1], after[2]) if after else (0, "")  # (0, ""): before depth 1
     key = (*key_arrays(roots), max_depth, direction.value, DIRECT_EDGES)
     page = (depth, address, first + 1 if rows else 0)
@@ -289,16 +289,22 @@ def _unkept(
     of another version than its root's is refused."""
     found = {record["page_owner"]: record for record in records}
     for record in found.values():
-        if serial is not None and record["walk_serial"] != serial:
-            raise BadInput(
-                f"the cursor pages the blast radius at serial {serial}, "
-                f"this resource is at serial {record['walk_serial']}: start again without it"
-            )
+        if serial is not None:
+            check_cursor_serial(serial, record["walk_serial"])
     return [
         ord
         for ord in range(1, roots + 1)
         if (r := found.get(ord)) is None or r["total"] is None or (rows and not r["kept"])
     ]
+
+
+def check_cursor_serial(cursor: int, serial: int) -> None:
+    """A blast radius cursor pages the version of the root it was taken at."""
+    if cursor != serial:
+        raise BadInput(
+            f"the cursor pages the blast radius at serial {cursor}, "
+            f"this resource is at serial {serial}: start again without it"
+        )
 
 
 async def forget_walks(

@@ -14,6 +14,7 @@ from typing import Any
 import asyncpg
 
 from app.graph.diff import AttributeChange, stored_changes
+from app.graph.links import sensitive_attributes
 from app.graph.resources import KEYS_AT_VERSIONS, ResourceKey, key_arrays
 from app.paging import Keyset, Page
 
@@ -54,10 +55,18 @@ _FIELDS = {
     "resource_extra": "resource_extra",
 }
 
+
+def _field(column: str) -> str:
+    # sensitive as readers see them (app/graph/links.py)
+    if column == "sensitive_attributes":
+        return f"{sensitive_attributes('r')} AS sensitive_attributes"
+    return f"r.{column}"
+
+
 _HISTORY = f"""
     SELECT k.ord, kv.serial AS upto, kv.state_id, r.serial_from, r.serial_to, r.attributes,
            r.secrets,
-           {", ".join(f"r.{column}" for column in _FIELDS)},
+           {", ".join(_field(column) for column in _FIELDS)},
            vf.created_at AS from_at, vf.created_by AS from_by,
            vt.created_at AS to_at, vt.created_by AS to_by
     FROM {KEYS_AT_VERSIONS}

@@ -6,7 +6,7 @@ document from those rows, never from raw_state.
 """
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 from uuid import UUID
@@ -15,7 +15,7 @@ import asyncpg
 
 from app import crypto
 from app.errors import BadInput, Conflict, NotFound
-from app.graph import policies
+from app.graph import links, policies
 from app.graph.edges import forget_walks
 from app.graph.events import append_event
 from app.graph.ids import time_ordered_ids
@@ -32,7 +32,7 @@ from app.graph.sensitive import (
     sensitive_paths,
     split,
 )
-from app.jsonutil import JSON_NULL, gc_paused, loads
+from app.jsonutil import JSON_NULL, dumps, gc_paused, loads
 from app.tfstate import (
     INSTANCE_COLUMNS,
     OUTPUT_COLUMNS,
@@ -47,6 +47,7 @@ from app.tfstate.digest import canonical_json, instance_digest, output_digest
 from app.tfstate.order import in_document_order, layout_of
 from app.tfstate.parse import resolve_edges
 from app.tfstate.reduction import direct_edges
+from app.tfstate.remote import Server
 
 _JSONB_INSTANCE = {
     "index_key",
@@ -107,10 +108,12 @@ async def write_version(
     state: NormalizedState | EncryptedState | None = None,
     detail: dict[str, Any] | None = None,
     keep_last: int | None = None,
+    servers: Sequence[Server] = (),
 ) -> Written:
     """Store `body` as the next version of state `name`; with `keep_last`, then prune
     the state to its last `keep_last` versions (app/graph/retention.py) in the same
-    transaction.
+    transaction. `servers`: the base URLs of this server, whose states the
+    `terraform_remote_state` data sources of the state link to (app/graph/links.py).
 
     Rules Terraform relies on: serial never goes backwards; the same serial
     with a different body is refused, the very same body again is accepted
@@ -151,7 +154,9 @@ async def write_version(
         # Building rows allocates per instance; with the parsed state alive, each GC pass
         # would walk millions of objects that can form no cycle.
         with gc_paused():
-            changes = await _write_rows(conn, state_id, version_id, state)
+            changes = await _write_rows(conn, state_id, version_id, state, servers)
+        if changes.outputs_changed:
+            await links.record_stale(conn, state_id, state.serial, actor=actor)
         await conn.execute(
             "UPDATE states SET lineage = nullif($2, '') WHERE id = $1", state_id, state.lineage
         )
@@ -275,13 +280,18 @@ class RowChanges:
     removed: int
     inserted: list[UUID]
     closed: list[UUID]
+    outputs_changed: bool
 
     def summary(self) -> dict[str, int]:
         return {"added": self.added, "changed": self.changed, "removed": self.removed}
 
 
 async def _write_rows(
-    conn: asyncpg.Connection, state_id: UUID, version_id: UUID, state: NormalizedState
+    conn: asyncpg.Connection,
+    state_id: UUID,
+    version_id: UUID,
+    state: NormalizedState,
+    servers: Sequence[Server],
 ) -> RowChanges:
     """Share the current version's unchanged rows with the new version; insert what was
     added or changed, close what was removed or replaced (serial_to = the new serial).
@@ -345,12 +355,20 @@ async def _write_rows(
         )
     # every position holds an id now: a kept row's, else a new one (filled in just above)
     filled = cast(list[UUID], row_ids)
-    await _write_edges(
-        conn, state_id, version_id, state, filled, {p for p, _, _ in new_rows}, closed
+    new_positions = {p for p, _, _ in new_rows}
+    await _write_edges(conn, state_id, version_id, state, filled, new_positions, closed)
+    outputs_changed = await _write_outputs(conn, state_id, version_id, state)
+    await links.write_links(conn, state_id, state, filled, new_positions, list(closed), servers)
+    await links.write_lineage(
+        conn, state_id, state, filled, new_positions, list(closed), outputs_changed
     )
-    await _write_outputs(conn, state_id, version_id, state)
     return RowChanges(
-        len(new_rows) - changed, changed, len(closed) - changed, new_ids, list(closed)
+        len(new_rows) - changed,
+        changed,
+        len(closed) - changed,
+        new_ids,
+        list(closed),
+        outputs_changed,
     )
 
 
@@ -468,8 +486,9 @@ _RESOURCE_COPY_COLUMNS = (
 
 async def _write_outputs(
     conn: asyncpg.Connection, state_id: UUID, version_id: UUID, state: NormalizedState
-) -> None:
-    """Outputs follow versions like instances do (by name, their position included)."""
+) -> bool:
+    """Outputs follow versions like instances do (by name, their position included).
+    True when any was added, changed or removed."""
     current = {
         r["name"]: r["content_hash"]
         for r in await conn.fetch(
@@ -479,12 +498,15 @@ async def _write_outputs(
     }
     ring = crypto.keyring()
     new = []
+    withheld: list[tuple[str, Any]] = []  # (name, value) of new rows whose value is sealed
     for row in state.outputs:
         stored = stored_output(row)
         digest = stored.digest(ring)
         if current.get(row.name) == digest:
             del current[row.name]
         else:
+            if stored.taken:
+                withheld.append((row.name, row.value))
             new.append(
                 (
                     state_id,
@@ -517,6 +539,20 @@ async def _write_outputs(
             ),
             records=new,
         )
+    if withheld:
+        # what a consumer read is compared with by digest (app/graph/links.py): the
+        # value is sealed, so its digest is kept beside it
+        await conn.execute(
+            """UPDATE outputs o SET value_digest = md5(v.value::jsonb::text)
+               FROM unnest($3::text[], $4::text[]) AS v (name, value)
+               WHERE o.state_id = $1 AND o.serial_from = $2 AND o.serial_to IS NULL
+                 AND o.name = v.name""",
+            state_id,
+            state.serial,
+            [name for name, _ in withheld],
+            [dumps(value).decode() for _, value in withheld],  # JSON text: lists stay values
+        )
+    return bool(new or replaced)
 
 
 def _select_list(columns: tuple[str, ...], jsonb: set[str]) -> str:
@@ -637,6 +673,7 @@ async def delete_state(conn: asyncpg.Connection, state_id: UUID, name: str, *, a
         state_id,
     )
     await forget_walks(conn, state_id)
+    await links.forget_links(conn, state_id)
     await append_event(
         conn, state_name=name, action="delete", actor=actor, detail={"versions": versions}
     )
