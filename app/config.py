@@ -51,6 +51,8 @@ class Settings:
     max_document_bytes: int = 64 * MIB
     api_tokens: dict[str, str] = field(default_factory=dict)
     public_schema: bool = True
+    # how long a database token, once looked up, is taken as it was (app/auth.py)
+    token_cache_seconds: float = 10.0
     statement_timeout_ms: int = 30_000
     pool_size: int = 10
     # A request waiting longer for a database connection gets 503 UNAVAILABLE.
@@ -87,6 +89,7 @@ class Settings:
                 env, "INFRAGRAPH_MAX_DOCUMENT_BYTES", cls.max_document_bytes
             ),
             api_tokens=_tokens(env.get("INFRAGRAPH_API_TOKENS", "")),
+            token_cache_seconds=float(env.get("INFRAGRAPH_TOKEN_CACHE_SECONDS", 10.0)),
             public_schema=env.get("INFRAGRAPH_PUBLIC_SCHEMA", "1") not in ("0", "false", "no"),
             statement_timeout_ms=int(env.get("INFRAGRAPH_STATEMENT_TIMEOUT_MS", 30_000)),
             pool_size=int(env.get("INFRAGRAPH_POOL_SIZE", 10)),

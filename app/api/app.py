@@ -28,9 +28,10 @@ MAX_RESPONSE_BYTES = 64 * MIB
 
 
 class GraphQLApp(GraphQL[Context, None]):
-    def __init__(self, *args: Any, max_body: int, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, max_body: int, suggestions: bool, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.max_body = max_body
+        self.suggestions = suggestions  # "Did you mean ...?" in errors: a public schema only
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -71,7 +72,7 @@ class GraphQLApp(GraphQL[Context, None]):
     ) -> GraphQLHTTPResponse:
         if result.errors:
             # A new list: the validation cache may share the old one between requests.
-            result.errors = [coded(error) for error in result.errors]
+            result.errors = [coded(error, suggestions=self.suggestions) for error in result.errors]
         return await super().process_result(request, result)
 
     def encode_json(self, data: object) -> bytes:
@@ -85,6 +86,13 @@ class GraphQLApp(GraphQL[Context, None]):
 
 
 def graphql_route(settings: Settings, path: str = "/graphql") -> Route:
-    """GraphiQL and introspection only when the schema is public (INFRAGRAPH_PUBLIC_SCHEMA)."""
+    """GraphiQL, introspection and suggestions in errors only when the schema is public
+    (INFRAGRAPH_PUBLIC_SCHEMA)."""
     ide: Literal["graphiql"] | None = "graphiql" if settings.public_schema else None
-    return Route(path, GraphQLApp(schema, graphql_ide=ide, max_body=settings.max_graphql_bytes))
+    app = GraphQLApp(
+        schema,
+        graphql_ide=ide,
+        max_body=settings.max_graphql_bytes,
+        suggestions=settings.public_schema,
+    )
+    return Route(path, app)

@@ -10,9 +10,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from app import db
+from app.access import Principal
 from app.api.catalog.loaders import CatalogLoaders
 from app.api.graph.loaders import GraphLoaders
-from app.auth import ANONYMOUS
+from app.auth import TokenCache, principal
 from app.config import Settings
 
 P = ParamSpec("P")
@@ -25,9 +26,19 @@ class Context:
     response: Response
     pool: asyncpg.Pool
     settings: Settings
-    actor: str  # who is asking, as the auth middleware named them
+    principal: Principal  # who is asking, as the auth middleware found them (app.access)
     graph: GraphLoaders
     catalog: CatalogLoaders
+
+    @property
+    def actor(self) -> str:
+        """The caller's name, as events record it."""
+        return self.principal.name
+
+    @property
+    def token_cache(self) -> TokenCache:
+        cache: TokenCache = self.request.app.state.token_cache
+        return cache
 
     async def with_conn(
         self,
@@ -51,7 +62,7 @@ def make_context(request: Request, response: Response) -> Context:
         response=response,
         pool=pool,
         settings=settings,
-        actor=getattr(request.state, "actor", ANONYMOUS),
+        principal=principal(request),
         graph=GraphLoaders(pool, settings),
         catalog=CatalogLoaders(pool),
     )

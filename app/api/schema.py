@@ -1,12 +1,14 @@
-"""The root schema: Query (and later Mutation) composed from each domain's mixins.
+"""The root schema: Query and Mutation composed from each domain's mixins.
 
-A domain adds `class XQuery` in app/api/<domain>/queries.py and joins it here.
+A domain adds `class XQuery` in app/api/<domain>/queries.py and joins it here; who
+may call each root field is app/api/access.py's (guarded below).
 """
 
 import strawberry
 from graphql import GraphQLError
 from strawberry.types import ExecutionContext
 
+from app.api.access import guard
 from app.api.catalog.mutations import CatalogMutation
 from app.api.catalog.queries import CatalogQuery
 from app.api.errors import log_unexpected
@@ -17,15 +19,17 @@ from app.api.iac.queries import IacQuery
 from app.api.limits import EXTENSIONS
 from app.api.policies.mutations import PolicyMutation
 from app.api.policies.queries import PolicyQuery
+from app.api.tokens.mutations import TokenMutation
+from app.api.tokens.queries import TokenQuery
 
 
 @strawberry.type
-class Query(GraphQuery, CatalogQuery, IacQuery, PolicyQuery):
+class Query(GraphQuery, CatalogQuery, IacQuery, PolicyQuery, TokenQuery):
     pass
 
 
 @strawberry.type
-class Mutation(GraphMutation, CatalogMutation, IacMutation, PolicyMutation):
+class Mutation(GraphMutation, CatalogMutation, IacMutation, PolicyMutation, TokenMutation):
     pass
 
 
@@ -37,3 +41,4 @@ class Schema(strawberry.Schema):
 
 
 schema = Schema(query=Query, mutation=Mutation, extensions=EXTENSIONS)
+guard(schema)

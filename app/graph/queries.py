@@ -43,19 +43,22 @@ async def list_states(
     after: tuple[str] | None = None,
     name_prefix: str | None = None,
     kind: StateKind | None = None,
+    readable: list[str] | None = None,
 ) -> Page[asyncpg.Record]:
-    """States by name (byte order)."""
+    """States by name (byte order); of those `readable` lets a caller see (app.access)."""
     sql = paged_sql(
         f"""SELECT {ALL} AS owner, s.id, s.name COLLATE "C" AS name FROM states s
             WHERE ($1::text IS NULL OR starts_with(s.name, $1))
-              AND ($2::text IS NULL OR s.kind = $2)""",
+              AND ($2::text IS NULL OR s.kind = $2) AND may_read(s.name, $5::text[])""",
         order="name",
         after="($3::text IS NULL OR name > $3)",
         limit="$4",
         select=STATE_COLUMNS,
         joins="LEFT JOIN states s ON s.id = p.id",
     )
-    records = await conn.fetch(sql, name_prefix, kind and kind.value, after and after[0], first + 1)
+    records = await conn.fetch(
+        sql, name_prefix, kind and kind.value, after and after[0], first + 1, readable
+    )
     return single_page(records, first, STATE_KEY)
 
 

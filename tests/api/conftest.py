@@ -24,7 +24,9 @@ async def app(database_url: str) -> AsyncIterator[Starlette]:
 async def client(app: Starlette, conn: asyncpg.Connection) -> AsyncIterator[httpx.AsyncClient]:
     """A client of the app, on an emptied database (`conn` writes the test's states)."""
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://test", headers={"Content-Type": "application/json"}
+    ) as c:
         yield c
 
 

@@ -97,7 +97,11 @@ async def test_private_schema_has_no_introspection_and_no_graphiql(database_url,
     app = create_app(Settings(public_schema=False), database_url=database_url)
     async with (
         app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client,
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://t",
+            headers={"Content-Type": "application/json"},
+        ) as client,
     ):
         assert set(await error_codes(client, "{ __schema { types { name } } }")) == {"BAD_INPUT"}
         assert await gql(client, "{ states { totalCount } }") == {"states": {"totalCount": 0}}

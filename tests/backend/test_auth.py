@@ -1,10 +1,11 @@
 """API tokens: Basic or Bearer on every route but /healthz, the actor in events."""
 
 import base64
+from types import SimpleNamespace
 
 import pytest
 
-from app.auth import AuthMiddleware, authenticate
+from app.auth import AuthMiddleware, TokenCache, authenticate
 from tests.backend.conftest import TOKENS, http_client
 from tests.backend.helpers import assert_error, events, tf_state
 from tests.live_server import server_fixture
@@ -89,5 +90,8 @@ async def test_a_websocket_without_a_token_is_closed() -> None:
         sent.append(message)
 
     middleware = AuthMiddleware(app, {"secret": "ci"})
-    await middleware({"type": "websocket", "path": "/graphql", "headers": []}, receive, send)
+    # no database needed: with tokens configured, a request without one is refused first
+    server = SimpleNamespace(state=SimpleNamespace(token_cache=TokenCache(None, 10)))
+    scope = {"type": "websocket", "path": "/graphql", "headers": [], "app": server}
+    await middleware(scope, receive, send)
     assert sent == [{"type": "websocket.close", "code": 1008}]

@@ -207,7 +207,9 @@ async def test_large_writes_beyond_the_cap_get_503_with_retry_after(limited, con
         await release.wait()
         yield body[100:]
 
-    async with httpx.AsyncClient(base_url=limited.url, timeout=30) as client:
+    async with httpx.AsyncClient(
+        base_url=limited.url, timeout=30, headers={"Content-Type": "application/json"}
+    ) as client:
         headers = {"Content-Length": str(len(body))}
         first = asyncio.create_task(
             client.post("/states/large/one", content=slow_body(), headers=headers)

@@ -69,7 +69,9 @@ async def test_init_and_apply_store_the_state_as_a_graph(network, backend, pool)
     ]
     assert log[0]["detail"]["who"] and log[1]["detail"]["lock"] == log[0]["detail"]["id"]
     pulled = await network.run("state pull")
-    async with httpx.AsyncClient(auth=(USERNAME, PASSWORD)) as client:
+    async with httpx.AsyncClient(
+        auth=(USERNAME, PASSWORD), headers={"Content-Type": "application/json"}
+    ) as client:
         served = (await client.get(backend.address(STATE))).json()
     assert json.loads(pulled.check().stdout) == served
 
@@ -118,7 +120,9 @@ async def test_destroy_writes_an_empty_state_with_the_next_serial(network, backe
         serials = await versions(conn, STATE)
         assert len(serials) == 3 and serials[2] == serials[1] + 1
         assert [e["action"] for e in await events(conn, STATE)].count("delete") == 0
-    async with httpx.AsyncClient(auth=(USERNAME, PASSWORD)) as client:
+    async with httpx.AsyncClient(
+        auth=(USERNAME, PASSWORD), headers={"Content-Type": "application/json"}
+    ) as client:
         emptied = (await client.get(backend.address(STATE))).json()
     assert emptied["resources"] == [] and emptied["serial"] == serials[2]
 

@@ -58,11 +58,14 @@ class GraphQuery:
             after=args.after,
             name_prefix=f.name_prefix,
             kind=f.kind,
+            readable=info.context.principal.patterns,
         )
         return connection(page, [state_of(r) for r in page.rows], after=after)
 
     @strawberry.field
     async def state(self, info: Info, name: str) -> State | None:
+        if not info.context.principal.may_read(name):
+            return None
         r = await info.context.with_conn(queries.state_by_name, name)
         return state_of(r) if r else None
 
@@ -80,7 +83,7 @@ class GraphQuery:
         args = page_args(first, after, resources.RESOURCE_KEY)
         page = await info.context.with_conn(
             resources.search_resources,
-            graph_filter(filter),
+            graph_filter(filter, info.context.principal),
             first=args.first,
             after=args.after,
             count=any(f.name == "totalCount" for f in selected_below(info, ())),
@@ -93,7 +96,9 @@ class GraphQuery:
     async def inventory(
         self, info: Info, group_by: InventoryGroup, filter: ResourceFilter | None = None
     ) -> list[InventoryEntry]:
-        records = await info.context.with_conn(inventory.inventory, group_by, graph_filter(filter))
+        records = await info.context.with_conn(
+            inventory.inventory, group_by, graph_filter(filter, info.context.principal)
+        )
         return [InventoryEntry(key=r["key"], count=r["count"]) for r in records]
 
     @strawberry.field(
@@ -116,7 +121,15 @@ class GraphQuery:
         if serial is None and after is not None:
             serial = decode_cursor(after, edges.BLAST_KEY)[0]  # the version it started on
         [root] = resources_of(
-            [await info.context.with_conn(resources.find_resource, state, address, serial)]
+            [
+                await info.context.with_conn(
+                    resources.find_resource,
+                    state,
+                    address,
+                    serial,
+                    readable=info.context.principal.patterns,
+                )
+            ]
         )
         arguments = {"direction": direction, "maxDepth": max_depth, "first": first, "after": after}
         found: Connection[BlastRadiusNode] = await resolve(
@@ -138,6 +151,7 @@ class GraphQuery:
             [state] if state is not None else None,
             first=args.first,
             after=args.after,
+            readable=info.context.principal.patterns,
         )
         page = pages.get(state if state is not None else ALL, EMPTY)
         return connection(page, [event_of(r) for r in page.rows], after=after)
