@@ -55,7 +55,6 @@ def test_token_reach_is_checked() -> None:
 NAMES = st.text(alphabet="ab/_%*?.:ic\\", max_size=8)
 
 
-@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     globs=st.lists(NAMES.filter(lambda g: g and not g.startswith("iac:")), max_size=3),
