@@ -122,8 +122,14 @@ class TokenCache:
     async def any_live(self) -> bool:
         now = time.monotonic()
         if self.closed is None or now - self.closed[0] >= self.ttl:
-            async with db.connection(self.pool) as conn:
-                self.closed = (now, await tokens.any_live_token(conn))
+            try:
+                async with db.connection(self.pool) as conn:
+                    self.closed = (now, await tokens.any_live_token(conn))
+            except db.ERROR_TYPES:
+                if self.closed is None:
+                    raise
+                # out of reach (down, or its pool busy): what it said last holds, so the
+                # request meets the outage where it uses the database, as it would open
         return self.closed[1]
 
 

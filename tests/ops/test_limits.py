@@ -192,7 +192,10 @@ def test_slow_or_idle_clients_are_cut(limited) -> None:
         assert answer.startswith(b"HTTP/1.1 408 ")
     # a body that stops coming
     with _connect(limited.url) as stalled:
-        stalled.sendall(b"POST /states/stalled HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n{")
+        stalled.sendall(
+            b"POST /states/stalled HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 500\r\n\r\n{"
+        )
         assert stalled.recv(1024) == b""  # cut: the app saw the client gone
 
 
