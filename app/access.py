@@ -80,10 +80,11 @@ class Principal:
     role: Role
     state_globs: tuple[str, ...] = ()
     scopes: tuple[str, ...] = ()
+    verified: bool = True  # False: UNVERIFIED, which touches nothing and has no role
 
     @property
     def everywhere(self) -> bool:
-        return not self.state_globs and not self.scopes
+        return self.verified and not self.state_globs and not self.scopes
 
     @cached_property
     def patterns(self) -> list[str] | None:
@@ -109,7 +110,7 @@ class Principal:
         return self.everywhere or slug in self.scopes
 
     def has(self, role: Role) -> bool:
-        return self.role.rank >= role.rank
+        return self.verified and self.role.rank >= role.rank
 
     def _refuse(self, doing: str, why: str, **detail: str) -> Forbidden:
         return Forbidden(
@@ -136,6 +137,9 @@ class Principal:
 
 
 ANONYMOUS = Principal("anonymous", Role.ADMIN)  # everyone, on a server with no tokens
+# A websocket that brought no Authorization header, until its connection_init payload
+# shows a token (app.api.app); no token name holds a ":"
+UNVERIFIED = Principal(":unverified", Role.READ, verified=False)
 
 
 def bootstrap(name: str) -> Principal:

@@ -5,9 +5,11 @@ When any token exists (in the environment, or live in the database), every HTTP 
 WebSocket request but health (/livez, /readyz, /healthz) must carry one, as Basic auth
 (user = the token's name, password = the token: what Terraform's `http` backend
 sends) or as `Authorization: Bearer <token>`; anything else, and an expired or revoked
-token, gets 401. The caller lands on `request.state.principal` (app.access: ANONYMOUS,
-an admin, on an open server) and its name on `request.state.actor`, which every event
-records.
+token, gets 401. A websocket without the header (browsers cannot set one) passes as
+UNVERIFIED, which touches nothing: its connection_init payload carries the token,
+which app.api.app identifies the same way. The caller lands on
+`request.state.principal` (app.access: ANONYMOUS, an admin, on an open server) and its
+name on `request.state.actor`, which every event records.
 
 A database token is looked up by its hash once per TOKEN_CACHE_SECONDS per process,
 not per request (the lookup also brings last_used_at up to date, at most once a
@@ -29,7 +31,7 @@ from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app import db, tokens
-from app.access import ANONYMOUS, Principal, bootstrap
+from app.access import ANONYMOUS, UNVERIFIED, Principal, bootstrap
 from app.errors import AppError, Unauthenticated
 from app.http import error_response
 
@@ -172,8 +174,14 @@ class AuthMiddleware:
             await self.app(scope, receive, send)
             return
         cache: TokenCache = scope["app"].state.token_cache
+        authorization = Headers(scope=scope).get("authorization")
         try:
-            caller = await identify(self.tokens, cache, Headers(scope=scope).get("authorization"))
+            if scope["type"] == "websocket" and authorization is None:
+                # Browsers cannot set headers on a websocket: /graphql identifies the
+                # graphql-transport-ws connection_init payload instead (app.api.app).
+                caller = UNVERIFIED
+            else:
+                caller = await identify(self.tokens, cache, authorization)
         except Unauthenticated as exc:
             await self._refuse(exc, scope, receive, send)
             return

@@ -6,8 +6,9 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 import asyncpg
 import strawberry
-from starlette.requests import Request
+from starlette.requests import HTTPConnection
 from starlette.responses import Response
+from starlette.websockets import WebSocket
 
 from app import db
 from app.access import Principal
@@ -15,6 +16,7 @@ from app.api.catalog.loaders import CatalogLoaders
 from app.api.graph.loaders import GraphLoaders
 from app.auth import TokenCache, principal
 from app.config import Settings
+from app.graph.notify import EventFeed
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -22,13 +24,16 @@ T = TypeVar("T")
 
 @dataclass
 class Context:
-    request: Request
-    response: Response
+    request: HTTPConnection  # a Request, or the WebSocket of a subscription
+    response: Response | WebSocket
     pool: asyncpg.Pool
     settings: Settings
     principal: Principal  # who is asking, as the auth middleware found them (app.access)
     graph: GraphLoaders
     catalog: CatalogLoaders
+    events: EventFeed  # what subscriptions follow
+    # a websocket's connection_init payload (strawberry sets it)
+    connection_params: dict[str, object] | None = None
 
     @property
     def actor(self) -> str:
@@ -54,7 +59,7 @@ class Context:
 Info = strawberry.Info[Context, None]
 
 
-def make_context(request: Request, response: Response) -> Context:
+def make_context(request: HTTPConnection, response: Response | WebSocket) -> Context:
     pool: asyncpg.Pool = request.app.state.pool
     settings: Settings = request.app.state.settings
     return Context(
@@ -65,4 +70,5 @@ def make_context(request: Request, response: Response) -> Context:
         principal=principal(request),
         graph=GraphLoaders(pool, settings),
         catalog=CatalogLoaders(pool),
+        events=request.app.state.event_feed,
     )

@@ -46,9 +46,10 @@ from app.errors import (
 )
 from app.graph import locks, raw
 from app.graph.store import Written
-from app.http import json_response
+from app.http import declared_length, json_response
 from app.jsonutil import gc_paused
 from app.observe import IMPORT_BYTES, LARGE_WRITES_REFUSED, LOCK_CONFLICTS, STATE_WRITES
+from app.tfstate.remote import Server
 
 LOCK_INFO_LIMIT = 64 * 1024
 MAX_NAME_LENGTH = 512
@@ -107,8 +108,8 @@ class WriteSlots:
 
 
 def _write_slot(request: Request) -> contextlib.AbstractContextManager[None]:
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) <= request.app.state.settings.large_write_bytes:
+    declared = declared_length(request.headers)
+    if declared is not None and declared <= request.app.state.settings.large_write_bytes:
         return contextlib.nullcontext()
     slots: WriteSlots = request.app.state.large_writes
     return slots.slot()
@@ -140,7 +141,18 @@ async def _write(request: Request, name: str, body: bytes, lock_id: str | None) 
             state=state,
             actor=actor(request),
             keep_last=request.app.state.settings.prune_keep_last,
+            servers=own_servers(request),
         )
+
+
+def own_servers(request: Request) -> list[Server]:
+    """This server's base URLs: the address the request was received on (the listening
+    socket's, not the Host header a client chose) and INFRAGRAPH_PUBLIC_URLS."""
+    found: list[Server] = list(request.app.state.settings.public_urls)
+    if (listening := request.scope.get("server")) is not None:
+        host, port = listening
+        found.append(Server.parse(f"{request.url.scheme}://{host}" + (f":{port}" if port else "")))
+    return found
 
 
 async def delete_state(request: Request, name: str) -> Response:

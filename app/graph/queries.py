@@ -98,12 +98,14 @@ async def versions_of(
 async def current_versions(
     conn: asyncpg.Connection, state_ids: list[UUID]
 ) -> dict[UUID, asyncpg.Record]:
-    """The current (highest serial) version of each state that has one."""
+    """The current (highest serial) version of each state that has one: one index probe
+    a state (state_versions (state_id, serial DESC)), however many versions it has."""
     records = await conn.fetch(
-        f"""SELECT DISTINCT ON (v.state_id) {VERSION_COLUMNS}, {STATE_COLUMNS}
-            FROM state_versions v JOIN states s ON s.id = v.state_id
-            WHERE v.state_id = ANY($1::uuid[])
-            ORDER BY v.state_id, v.serial DESC""",
+        f"""SELECT {VERSION_COLUMNS}, {STATE_COLUMNS}
+            FROM states s CROSS JOIN LATERAL (
+                SELECT * FROM state_versions v WHERE v.state_id = s.id
+                ORDER BY v.serial DESC LIMIT 1) v
+            WHERE s.id = ANY($1::uuid[])""",
         state_ids,
     )
     return {r["state_id"]: r for r in records}
@@ -167,3 +169,17 @@ async def locks_of(conn: asyncpg.Connection, state_ids: list[UUID]) -> dict[UUID
         state_ids,
     )
     return {r["state_id"]: r for r in records}
+
+
+async def totals(conn: asyncpg.Connection) -> asyncpg.Record:
+    """How many states, resource instances in their current versions, and locks held."""
+    record = await conn.fetchrow(
+        """SELECT (SELECT count(*) FROM states) AS states,
+                  (SELECT coalesce(sum(v.resource_count), 0) FROM states s
+                   CROSS JOIN LATERAL (SELECT resource_count FROM state_versions
+                                       WHERE state_id = s.id ORDER BY serial DESC LIMIT 1) v
+                  ) AS resources,
+                  (SELECT count(*) FROM state_locks) AS locked"""
+    )
+    assert record is not None  # an aggregate always has its row
+    return record

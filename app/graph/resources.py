@@ -9,8 +9,9 @@ from uuid import UUID
 import asyncpg
 
 from app.errors import BadInput, NotFound
+from app.graph.links import hides_linked_outputs, sensitive_attributes
 from app.graph.queries import STATE_COLUMNS, VERSION_COLUMNS, valid_at
-from app.graph.sensitive import sensitive_paths, withhold
+from app.graph.sensitive import is_index, sensitive_paths, withhold
 from app.paging import ALL, Keyset, Page, paged_sql, pages_by_owner, single_page
 
 
@@ -45,8 +46,8 @@ ResourceKey = tuple[UUID, UUID]
 
 # The columns of a resource row, with its version's and state's (see queries.py).
 RESOURCE_COLUMNS = f"""r.id, r.address, r.mode, r.type, r.name, r.provider, r.module_path,
-    r.each, r.index_key, r.deposed, r.status, r.attributes, r.sensitive_attributes,
-    {VERSION_COLUMNS}, {STATE_COLUMNS}"""
+    r.each, r.index_key, r.deposed, r.status, r.attributes,
+    {sensitive_attributes("r")} AS sensitive_attributes, {VERSION_COLUMNS}, {STATE_COLUMNS}"""
 # Joins a page `p` (with `id`, `state_id` and `version_id` columns) to RESOURCE_COLUMNS.
 RESOURCE_JOINS = """LEFT JOIN resources r ON r.id = p.id AND r.state_id = p.state_id
     LEFT JOIN state_versions v ON v.id = p.version_id
@@ -118,6 +119,8 @@ def filter_conditions(f: ResourceFilter, arg: Params) -> str:
                 {"attributes": f.attributes},
             )
         conditions.append(f"r.attributes @> {arg(f.attributes)}::jsonb")
+        if "outputs" in f.attributes:  # sensitive in a producer: never matched
+            conditions.append(f"NOT {hides_linked_outputs('r')}")
     return " AND ".join(conditions) or "true"
 
 
@@ -249,8 +252,29 @@ def attribute_value(attributes: Any, sensitive_attributes: Any, path: Sequence[s
     for key in path:
         if isinstance(value, dict):
             value = value.get(key)
-        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+        elif isinstance(value, list) and is_index(key, value):
             value = value[int(key)]
         else:
             return None
     return value
+
+
+async def output_sources(
+    conn: asyncpg.Connection, version_ids: list[UUID]
+) -> dict[UUID, list[asyncpg.Record]]:
+    """Each version's output lineage: rows of `output_name`, `path` and the source
+    resource (RESOURCE_COLUMNS), by output name, address and path."""
+    records = await conn.fetch(
+        f"""SELECT x.output_name, x.path, {RESOURCE_COLUMNS}
+            FROM state_versions v
+            JOIN states s ON s.id = v.state_id
+            JOIN output_lineage x ON {valid_at("x", "v.state_id", "v.serial")}
+            JOIN resources r ON r.id = x.resource_id AND r.state_id = v.state_id
+            WHERE v.id = ANY($1::uuid[])
+            ORDER BY v.id, x.output_name, r.address COLLATE "C", x.path""",
+        version_ids,
+    )
+    found: dict[UUID, list[asyncpg.Record]] = {}
+    for record in records:
+        found.setdefault(record["version_id"], []).append(record)
+    return found

@@ -11,7 +11,7 @@ from strawberry.dataloader import DataLoader
 from app.api.loaders import by_key, paged
 from app.api.pagination import PageArgs
 from app.config import Settings
-from app.graph import diff, edges, events, history, queries, resources
+from app.graph import across, diff, edges, events, history, links, queries, resources
 from app.graph.edges import Direction, WalkLimits
 from app.graph.resources import ResourceFilter, ResourceKey
 
@@ -22,6 +22,7 @@ class Blast:
     max_depth: int
     page: PageArgs
     rows: bool  # False: the total alone (no edges or pageInfo selected)
+    cross_states: bool = False  # on through the links between states (app/graph/across.py)
 
 
 @dataclass(frozen=True)
@@ -129,16 +130,43 @@ class GraphLoaders:
 
     @cached_property
     def blast_radius(self) -> DataLoader[tuple[ResourceKey, Blast], Any]:
-        return paged(
-            self.pool,
-            lambda conn, ids, a: edges.blast_radius(
+        return paged(self.pool, self._blast_radius)
+
+    async def _blast_radius(
+        self, conn: asyncpg.Connection, ids: list[ResourceKey], a: Blast
+    ) -> dict[ResourceKey, Any]:
+        if a.cross_states:
+            return await across.cross_blast_radius(
                 conn,
                 ids,
                 a.direction,
-                limits=self.walks,
                 max_depth=a.max_depth,
                 first=a.page.first,
                 after=a.page.after,
                 rows=a.rows,
-            ),
+            )
+        return await edges.blast_radius(
+            conn,
+            ids,
+            a.direction,
+            limits=self.walks,
+            max_depth=a.max_depth,
+            first=a.page.first,
+            after=a.page.after,
+            rows=a.rows,
         )
+
+    @cached_property
+    def output_sources(self) -> DataLoader[UUID, Any]:
+        """The output lineage of a version."""
+        return by_key(self.pool, resources.output_sources, default=[])
+
+    @cached_property
+    def consumers(self) -> DataLoader[UUID, Any]:
+        """The links to a producer state."""
+        return by_key(self.pool, links.links_by_producer, default=[])
+
+    @cached_property
+    def producers(self) -> DataLoader[UUID, Any]:
+        """The links of a consumer state."""
+        return by_key(self.pool, links.links_by_consumer, default=[])
