@@ -136,7 +136,7 @@ class GraphQLApp(GraphQL[Context, None]):
             )
         except (Unauthenticated, *db.ERROR_TYPES):
             raise ConnectionRejectionError() from None
-        context.principal = caller
+        context.identified(caller)
 
     def parse_json(self, data: str | bytes) -> Any:
         try:

@@ -40,6 +40,12 @@ class Context:
         """The caller's name, as events record it."""
         return self.principal.name
 
+    def identified(self, caller: Principal) -> None:
+        """A websocket's caller, once its connection_init showed a token (app.api.app):
+        the loaders read what it may read."""
+        self.principal = caller
+        self.graph = GraphLoaders(self.pool, self.settings, caller.patterns)
+
     @property
     def token_cache(self) -> TokenCache:
         cache: TokenCache = self.request.app.state.token_cache
@@ -62,13 +68,14 @@ Info = strawberry.Info[Context, None]
 def make_context(request: HTTPConnection, response: Response | WebSocket) -> Context:
     pool: asyncpg.Pool = request.app.state.pool
     settings: Settings = request.app.state.settings
+    caller = principal(request)
     return Context(
         request=request,
         response=response,
         pool=pool,
         settings=settings,
-        principal=principal(request),
-        graph=GraphLoaders(pool, settings),
+        principal=caller,
+        graph=GraphLoaders(pool, settings, caller.patterns),
         catalog=CatalogLoaders(pool),
         events=request.app.state.event_feed,
     )

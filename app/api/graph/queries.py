@@ -156,7 +156,9 @@ class GraphQuery:
         "terraform_remote_state (current versions), and the links between them."
     )
     async def states_graph(self, info: Info) -> StatesGraph:
-        records = await info.context.with_conn(links.read_links)
+        records = await info.context.with_conn(
+            links.read_links, readable=info.context.principal.patterns
+        )
         found = {
             s.name: s for link in map(link_of, records) for s in (link.consumer, link.producer)
         }
@@ -179,6 +181,8 @@ class GraphQuery:
         "has another value in its current version (only those outputs are listed)."
     )
     async def stale_consumers(self, info: Info, state: str) -> list[StateLink]:
+        if not info.context.principal.may_read(state):
+            return []  # as for a state that is not there
         producer = await info.context.with_conn(queries.state_by_name, state)
         if producer is None:
             return []
