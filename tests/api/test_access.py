@@ -9,8 +9,11 @@ What each operation needs (NEEDS below), and what each caller then gets:
 
     need           read in/out        write in/out     admin   what it covers
     open           ok / ok            ok / ok          ok      health
-    any            ok / ok            ok / ok          ok      /metrics, policies
-    seen           seen / hidden      seen / hidden    seen    reads: the outside is absent
+    any            ok / ok            ok / ok          ok      /metrics, policies, console,
+                                                               dashboard lists (filtered:
+                                                               tests/dashboard/test_access.py)
+    seen           seen / hidden      seen / hidden    seen    reads, a dashboard page of a
+                                                               state: the outside is absent
     read_place     ok / 403           ok / 403         ok      GET raw of an iac: state
     write_place    403 / 403          ok / 403         ok      backend, IaC, catalog writes
     write          403 / 403          ok / ok          ok      catalog writes by an absent ID
@@ -207,6 +210,7 @@ QUERIES: dict[str, Op] = {
         _edges("violations"),
     ),
     "Query.tokens": Op(Need.ADMIN, selection="{ name }"),
+    # the matrix's states read no other: what links show is tests/api/test_across.py's
     "Query.statesGraph": Op(Need.ANY, selection="{ states { name } }"),
     "Query.staleConsumers": Op(Need.ANY, lambda p: {"state": p.state}, "{ consumer { name } }"),
 }
@@ -315,16 +319,17 @@ ROUTES: dict[str, Call] = {
         "GET", lambda p: f"/scopes/{p.slug}/tables/iac/state", Need.SEEN
     ),
     "GET / (dashboard)": Call("GET", lambda p: "/", Need.ANY),
-    "GET /ui/state": Call("GET", lambda p: f"/ui/state?name={p.state}", Need.ANY),
+    "GET /ui/state": Call("GET", lambda p: f"/ui/state?name={p.state}", Need.SEEN),
     "GET /ui/resource": Call(
-        "GET", lambda p: f"/ui/resource?state={p.state}&address=terraform_data.r", Need.ANY
+        "GET", lambda p: f"/ui/resource?state={p.state}&address=terraform_data.r", Need.SEEN
     ),
     "GET /ui/inventory": Call("GET", lambda p: "/ui/inventory", Need.ANY),
     "GET /ui/iac": Call("GET", lambda p: "/ui/iac", Need.ANY),
     "GET /ui/static": Call("GET", lambda p: "/ui/static/style.css", Need.ANY),
     "GET /console": Call("GET", lambda p: "/console/console.js", Need.ANY),
 }
-# Over a websocket, not in the matrix: where each is shown instead
+# Over a websocket, not in the matrix: where each is shown instead (the dashboard's
+# lists: tests/dashboard/test_access.py)
 WEBSOCKETS = {
     "/graphql": "tests/api/test_subscriptions.py (connection_init tokens)",
     "Subscription.events": "tests/api/test_subscriptions.py (a read token's events)",
