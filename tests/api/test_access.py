@@ -389,7 +389,7 @@ def world(server: LiveServer, database_url: str) -> Iterator[tuple[dict[str, Pla
         finally:
             await conn.close()
 
-    asyncio.run(empty())
+    asyncio.run(empty())  # and again at the end: its tokens would close the next tests' servers
     boot = {"Authorization": f"Bearer {BOOT}"}
     with httpx.Client(base_url=server.url, headers=boot, timeout=60) as client:
         policy = '{name: "any", resourceType: "terraform_data", condition: "exists($.input)"}'
@@ -414,6 +414,7 @@ def world(server: LiveServer, database_url: str) -> Iterator[tuple[dict[str, Pla
     headers["bad"] = {"Authorization": "Bearer igt_not-a-token"}
     headers["none"] = {}
     yield places, headers
+    asyncio.run(empty())
 
 
 def _outcome_http(response: httpx.Response, need: Need = Need.ANY) -> str:

