@@ -5,7 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.access import ANONYMOUS, Principal, Role, checked_globs, checked_scopes
+from app.access import ANONYMOUS, UNVERIFIED, Principal, Role, checked_globs, checked_scopes
 from app.errors import BadInput, Forbidden
 
 CI = Principal("ci", Role.WRITE, ("team/prod/*", "shared?"), ("crm",))
@@ -30,6 +30,15 @@ def test_neither_globs_nor_scopes_is_everything() -> None:
     for who in (ANONYMOUS, Principal("all", Role.READ)):
         assert who.patterns is None and who.everywhere
         assert who.may_read("iac:x/y") and who.may_read("a") and who.may_touch_scope("z")
+
+
+def test_an_unverified_websocket_touches_nothing() -> None:
+    """Before its connection_init shows a token: no state, no scope, no role."""
+    assert UNVERIFIED.patterns == [] and not UNVERIFIED.everywhere
+    assert not UNVERIFIED.may_read("a") and not UNVERIFIED.may_read("iac:x/y")
+    assert not UNVERIFIED.may_touch_scope("z") and not UNVERIFIED.has(Role.READ)
+    with pytest.raises(Forbidden):
+        UNVERIFIED.require(Role.READ, "read")
 
 
 def test_refusals_say_who_what_and_why() -> None:
