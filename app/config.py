@@ -85,6 +85,8 @@ class Settings:
     # pages on these origins may call the API from a browser (CORS); () = none
     cors_origins: tuple[str, ...] = ()
     public_schema: bool = True
+    # how long a database token, once looked up, is taken as it was (app/auth.py)
+    token_cache_seconds: float = 10.0
     statement_timeout_ms: int = 30_000
     pool_size: int = 10
     # A request waiting longer for a database connection gets 503 UNAVAILABLE.
@@ -129,6 +131,7 @@ class Settings:
             ),
             api_tokens=_tokens(env.get("INFRAGRAPH_API_TOKENS", "")),
             cors_origins=_origins(env.get("INFRAGRAPH_CORS_ORIGINS", "")),
+            token_cache_seconds=float(env.get("INFRAGRAPH_TOKEN_CACHE_SECONDS", 10.0)),
             public_schema=env.get("INFRAGRAPH_PUBLIC_SCHEMA", "1") not in ("0", "false", "no"),
             statement_timeout_ms=int(env.get("INFRAGRAPH_STATEMENT_TIMEOUT_MS", 30_000)),
             pool_size=int(env.get("INFRAGRAPH_POOL_SIZE", 10)),

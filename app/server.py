@@ -29,7 +29,7 @@ from starlette.routing import Route
 from app import crypto, db
 from app.api.app import graphql_routes
 from app.api.iac.routes import routes as iac_routes
-from app.auth import AuthMiddleware
+from app.auth import AuthMiddleware, TokenCache
 from app.backend.routes import WriteSlots
 from app.backend.routes import routes as backend_routes
 from app.config import Settings
@@ -149,9 +149,11 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
                 "INFRAGRAPH_ENCRYPTION_KEY is unset: state is stored in clear (raw state bytes "
                 "and the values Terraform marks sensitive, readable in any database dump)"
             )
-        if not settings.api_tokens:
+        app.state.token_cache = TokenCache(pool, settings.token_cache_seconds)
+        if not settings.api_tokens and not await app.state.token_cache.any_live():
             log.warning(
-                "INFRAGRAPH_API_TOKENS is unset: the server is open, anyone can read and write"
+                "INFRAGRAPH_API_TOKENS is unset and the database holds no token: the server "
+                "is open, anyone can read and write"
             )
         app.state.pool = pool
         collector = asyncio.create_task(collect_when_idle())

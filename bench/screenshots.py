@@ -227,7 +227,12 @@ async def fresh_database() -> AsyncIterator[str]:
 @contextlib.contextmanager
 def sample_server(url: str) -> Iterator[LiveServer]:
     with live_server(url, {"INFRAGRAPH_API_TOKENS": f"{USER}:{TOKEN}"}, timeout=60) as server:
-        with httpx.Client(base_url=server.url, auth=(USER, TOKEN), timeout=60) as http:
+        with httpx.Client(
+            base_url=server.url,
+            auth=(USER, TOKEN),
+            timeout=60,
+            headers={"Content-Type": "application/json"},
+        ) as http:
             sample_data(http)
         yield server
 

@@ -43,7 +43,14 @@ def test_rotate_from_clear_to_a_key_then_to_the_next(conn, database_url: str) ->
     bodies = [secret_state(1), secret_state(2, password="hunter2-planted!")]
     with live_server(database_url) as server:
         for body in bodies:
-            assert httpx.post(f"{server.url}/states/s", content=body).status_code == 200
+            assert (
+                httpx.post(
+                    f"{server.url}/states/s",
+                    content=body,
+                    headers={"Content-Type": "application/json"},
+                ).status_code
+                == 200
+            )
         assert "INFRAGRAPH_ENCRYPTION_KEY is unset: state is stored in clear" in server.log()
     assert set(leaks(pg_dump(database_url), bodies)) >= set(PLANTED)
 

@@ -34,14 +34,15 @@ from strawberry.http.exceptions import WebSocketDisconnected
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
 
-from app import jsonutil
+from app import db, jsonutil
+from app.access import UNVERIFIED
 from app.api.context import Context, make_context
 from app.api.errors import coded
 from app.api.limits import LIMIT_EXCEEDED
 from app.api.schema import schema
-from app.auth import UNVERIFIED, authenticate
+from app.auth import identify
 from app.config import MIB, Settings
-from app.errors import BadInput, LimitExceeded
+from app.errors import BadInput, LimitExceeded, Unauthenticated
 
 MAX_RESPONSE_BYTES = 64 * MIB
 # A websocket must send connection_init (its token, maybe) within it, else it is closed.
@@ -65,7 +66,8 @@ class GraphQLApp(GraphQL[Context, None]):
     websocket_adapter_class = _TextWebSocket
 
     def __init__(self, settings: Settings) -> None:
-        """GraphiQL and introspection only when the schema is public (INFRAGRAPH_PUBLIC_SCHEMA)."""
+        """GraphiQL, introspection and suggestions in errors only when the schema is public
+        (INFRAGRAPH_PUBLIC_SCHEMA)."""
         ide: Literal["graphiql"] | None = "graphiql" if settings.public_schema else None
         super().__init__(
             schema,
@@ -75,6 +77,7 @@ class GraphQLApp(GraphQL[Context, None]):
             allowed_origins=settings.cors_origins,  # websockets from pages elsewhere
         )
         self.max_body = settings.max_graphql_bytes
+        self.suggestions = settings.public_schema  # "Did you mean ...?" in errors
         self.tokens: Mapping[str, str] = settings.api_tokens
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -119,15 +122,21 @@ class GraphQLApp(GraphQL[Context, None]):
         return make_context(request, response)
 
     async def on_ws_connect(self, context: Context) -> None:
-        """A websocket that came without a token shows one in connection_init's payload."""
-        if context.actor != UNVERIFIED:
+        """A websocket that came without a token shows one in connection_init's payload,
+        identified as a header's would be (database tokens, expiry, revocation)."""
+        if context.principal is not UNVERIFIED:
             return
         params = context.connection_params
         authorization = params.get("authorization") if isinstance(params, dict) else None
-        name = authenticate(self.tokens, authorization if isinstance(authorization, str) else None)
-        if name is None:
-            raise ConnectionRejectionError()
-        context.actor = name
+        try:
+            caller = await identify(
+                self.tokens,
+                context.token_cache,
+                authorization if isinstance(authorization, str) else None,
+            )
+        except (Unauthenticated, *db.ERROR_TYPES):
+            raise ConnectionRejectionError() from None
+        context.identified(caller)
 
     def parse_json(self, data: str | bytes) -> Any:
         try:
@@ -140,7 +149,7 @@ class GraphQLApp(GraphQL[Context, None]):
     ) -> GraphQLHTTPResponse:
         if result.errors:
             # A new list: the validation cache may share the old one between requests.
-            result.errors = [coded(error) for error in result.errors]
+            result.errors = [coded(error, suggestions=self.suggestions) for error in result.errors]
         return await super().process_result(request, result)
 
     def encode_json(self, data: object) -> bytes:

@@ -1,6 +1,7 @@
 """The root schema: Query, Mutation and Subscription composed from each domain's mixins.
 
-A domain adds `class XQuery` in app/api/<domain>/queries.py and joins it here.
+A domain adds `class XQuery` in app/api/<domain>/queries.py and joins it here; who
+may call each root field is app/api/access.py's (guarded below).
 """
 
 from contextlib import aclosing
@@ -11,6 +12,7 @@ from graphql import GraphQLError, GraphQLSyntaxError
 from strawberry.schema.schema import StreamResult
 from strawberry.types import ExecutionContext, ExecutionResult
 
+from app.api.access import guard
 from app.api.catalog.mutations import CatalogMutation
 from app.api.catalog.queries import CatalogQuery
 from app.api.errors import coded, log_unexpected
@@ -22,15 +24,17 @@ from app.api.iac.queries import IacQuery
 from app.api.limits import EXTENSIONS
 from app.api.policies.mutations import PolicyMutation
 from app.api.policies.queries import PolicyQuery
+from app.api.tokens.mutations import TokenMutation
+from app.api.tokens.queries import TokenQuery
 
 
 @strawberry.type
-class Query(GraphQuery, CatalogQuery, IacQuery, PolicyQuery):
+class Query(GraphQuery, CatalogQuery, IacQuery, PolicyQuery, TokenQuery):
     pass
 
 
 @strawberry.type
-class Mutation(GraphMutation, CatalogMutation, IacMutation, PolicyMutation):
+class Mutation(GraphMutation, CatalogMutation, IacMutation, PolicyMutation, TokenMutation):
     pass
 
 
@@ -62,3 +66,4 @@ async def _coded(results: StreamResult) -> StreamResult:
 
 
 schema = Schema(query=Query, mutation=Mutation, subscription=Subscription, extensions=EXTENSIONS)
+guard(schema)

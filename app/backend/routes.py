@@ -6,6 +6,13 @@
     LOCK   /states/{name}[/lock]  body: LockInfo; 409 with the holder's LockInfo
     UNLOCK /states/{name}[/lock]  the holder's LockInfo, or a force-unlock
 
+Who may (app.access), checked in `states` for every method: GET needs the write role
+(raw bytes hold what GraphQL masks; an `iac:` state, which IaC redacts, only read),
+POST, LOCK, UNLOCK and DELETE the write role, a force-unlock admin; all of them in
+the token's states. `iac:` states are IaC apply's alone: POST, LOCK and DELETE of one
+are 403. A body that changes state must be `application/json` (what Terraform and
+OpenTofu send): a browser's cross-site form post cannot be.
+
 Bodies are read before a connection is taken, so no transaction waits on a
 client; states are parsed off the event loop. Large POSTs (over
 `large_write_bytes`, or of unknown length) run at most `max_large_writes` at
@@ -25,9 +32,18 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from app import db
-from app.auth import actor
+from app.access import IAC_PREFIX, Role
+from app.auth import actor, principal
 from app.backend.protocol import decode_state, lock_info, read_body, unlock_request
-from app.errors import BadInput, Locked, MethodNotAllowed, NotFound, Unavailable
+from app.errors import (
+    BadInput,
+    Forbidden,
+    Locked,
+    MethodNotAllowed,
+    NotFound,
+    Unavailable,
+    UnsupportedMediaType,
+)
 from app.graph import locks, raw
 from app.graph.store import Written
 from app.http import declared_length, json_response
@@ -159,6 +175,8 @@ async def lock_state(request: Request, name: str) -> Response:
 
 async def unlock_state(request: Request, name: str) -> Response:
     lock_id, force = unlock_request(await read_body(request, LOCK_INFO_LIMIT))
+    if force:
+        principal(request).require(Role.ADMIN, f"force-unlock state {name!r}")
     async with db.connection(_pool(request)) as conn:
         released = await locks.unlock(conn, name, lock_id, force=force, actor=actor(request))
     return json_response({"name": name, "unlocked": released})
@@ -186,12 +204,48 @@ def _state_name(request: Request) -> str:
     return name
 
 
+_IAC_WRITES = frozenset({"POST", "LOCK", "DELETE"})  # an `iac:` state's: IaC apply's alone
+
+
+def _check_access(request: Request, name: str) -> None:
+    """Forbidden unless the caller may `request.method` state `name` (see the module)."""
+    method = request.method
+    doing = f"{method} state {name!r}"
+    iac = name.startswith(IAC_PREFIX)
+    if iac and method in _IAC_WRITES:
+        raise Forbidden(
+            f"{doing}: IaC states are written by IaC apply only (the HTTP backend reads them)",
+            {"state": name},
+        )
+    needs = Role.READ if iac and method == "GET" else Role.WRITE
+    principal(request).require_state(needs, name, doing)
+
+
+def _check_media_type(request: Request) -> None:
+    """A body that changes state is JSON: what a cross-site form cannot send."""
+    if request.method == "GET":
+        return
+    has_body = request.headers.get("content-length", "0") != "0" or (
+        "transfer-encoding" in request.headers
+    )
+    media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if has_body and media_type != "application/json":
+        raise UnsupportedMediaType(
+            f"a {request.method} body must be Content-Type: application/json, not "
+            f"{media_type or 'none'}",
+            {"content_type": media_type or None},
+        )
+
+
 async def states(request: Request) -> Response:
     """One endpoint for every method, so an unknown one gets a JSON 405 too."""
     handler = _HANDLERS.get(request.method)
     if handler is None:
         raise MethodNotAllowed(f"method {request.method} is not allowed on /states", [*_HANDLERS])
-    return await handler(request, _state_name(request))
+    name = _state_name(request)
+    _check_access(request, name)
+    _check_media_type(request)
+    return await handler(request, name)
 
 
 class _StatesApp:

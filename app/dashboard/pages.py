@@ -1,6 +1,8 @@
 """What each dashboard page shows, read through the domain modules: one function per
 page, each a fixed number of statements whatever the page holds (no N+1). Access
-filters belong here, one place per page."""
+filters belong here, one place per page: each gets the caller (app.access) and shows
+only the states it may read (one it may not is absent: 404) and the IaC scopes it
+touches."""
 
 import itertools
 from dataclasses import dataclass, field
@@ -8,6 +10,7 @@ from typing import Any
 
 import asyncpg
 
+from app.access import Principal, Role
 from app.catalog.scopes import list_scopes
 from app.errors import AppError, BadInput, NotFound
 from app.graph import diff, edges, events, history, inventory, queries, resources
@@ -46,9 +49,14 @@ class Overview:
     events: list[asyncpg.Record]
 
 
-async def overview(conn: asyncpg.Connection, *, after: str | None = None) -> Overview:
+async def overview(
+    conn: asyncpg.Connection, caller: Principal, *, after: str | None = None
+) -> Overview:
     """States with their current version and lock, the totals, the latest events."""
-    page = await queries.list_states(conn, first=STATES_PAGE, after=(after,) if after else None)
+    readable = caller.patterns
+    page = await queries.list_states(
+        conn, first=STATES_PAGE, after=(after,) if after else None, readable=readable
+    )
     ids = [r["state_id"] for r in page.rows]
     current = await queries.current_versions(conn, ids)
     counts = await queries.resource_counts(conn, [v["version_id"] for v in current.values()])
@@ -58,11 +66,13 @@ async def overview(conn: asyncpg.Connection, *, after: str | None = None) -> Ove
         version = current.get(r["state_id"])
         count = counts.get(version["version_id"]) if version else None
         states.append(StateSummary(r, version, count, held.get(r["state_id"])))
-    recent = await events.list_events(conn, None, first=RECENT_EVENTS, count=False)
+    recent = await events.list_events(
+        conn, None, first=RECENT_EVENTS, count=False, readable=readable
+    )
     return Overview(
         states,
         page.rows[-1]["state_name"] if page.has_next else None,
-        await queries.totals(conn),
+        await queries.totals(conn, readable),
         recent.get(ALL, EMPTY).rows,
     )
 
@@ -86,10 +96,12 @@ class StatePage:
     compare: diff.VersionDiff | None
     compare_error: str | None
     older: int | None  # the serial to list the versions before, when there are more
+    may_force_unlock: bool  # an admin: the button shows
 
 
 async def state_page(
     conn: asyncpg.Connection,
+    caller: Principal,
     name: str,
     *,
     compare: tuple[int, int] | None = None,
@@ -100,7 +112,7 @@ async def state_page(
     """A state: its versions with what each changed (newest first, or those `before` a
     serial), the diff of two versions (`compare`: from, to; default the last change),
     outputs, lock and resources (address prefix, `after` an address)."""
-    state = await queries.state_by_name(conn, name)
+    state = await queries.state_by_name(conn, name) if caller.may_read(name) else None
     if state is None:
         raise NotFound(f"no state {name!r}")
     state_id = state["state_id"]
@@ -176,6 +188,7 @@ async def state_page(
         compared,
         compare_error,
         timeline[-1].version["serial"] if more else None,
+        caller.has(Role.ADMIN),
     )
 
 
@@ -197,6 +210,7 @@ class ResourcePage:
 
 async def resource_page(
     conn: asyncpg.Connection,
+    caller: Principal,
     state: str,
     address: str,
     *,
@@ -207,7 +221,7 @@ async def resource_page(
 ) -> ResourcePage:
     """A resource (current version, or at `serial`): attributes, history, one hop each
     way, and its blast radius by depth (the first DRAWN_PER_LAYER of each depth)."""
-    record = await resources.find_resource(conn, state, address, serial)
+    record = await resources.find_resource(conn, state, address, serial, readable=caller.patterns)
     key: ResourceKey = (record["id"], record["version_id"])
     past = (await history.histories(conn, [key], first=HISTORY)).get(key, EMPTY)
     hops = {
@@ -242,16 +256,18 @@ class InventoryPage:
 
 
 async def inventory_page(
-    conn: asyncpg.Connection, *, query: str = "", rtype: str = ""
+    conn: asyncpg.Connection, caller: Principal, *, query: str = "", rtype: str = ""
 ) -> InventoryPage:
     """Counts by type, provider, state and module; with `query` (a JSON object the
     attributes contain) and/or `rtype`, the resources that match."""
-    groups = {g.value: await inventory.inventory(conn, g) for g in inventory.GroupBy}
+    readable = tuple(caller.patterns) if caller.patterns is not None else None
+    seen = ResourceFilter(readable=readable)
+    groups = {g.value: await inventory.inventory(conn, g, seen) for g in inventory.GroupBy}
     found, error = None, None
     if query or rtype:
         try:
             attributes = _json_object(query) if query else None
-            f = ResourceFilter(type=rtype or None, attributes=attributes)
+            f = ResourceFilter(type=rtype or None, attributes=attributes, readable=readable)
             found = await resources.search_resources(conn, f, first=SEARCH_RESULTS)
         except BadInput as exc:
             error = exc.message
@@ -280,10 +296,10 @@ class Scope:
     systems: list[System]
 
 
-async def iac_page(conn: asyncpg.Connection) -> list[Scope]:
-    """Every scope's systems: the resources each manages and its last applies (events
-    of its graph state, with the plan's summary)."""
-    scopes = await list_scopes(conn)
+async def iac_page(conn: asyncpg.Connection, caller: Principal) -> list[Scope]:
+    """Every scope the caller touches, its systems: the resources each manages and its
+    last applies (events of its graph state, with the plan's summary)."""
+    scopes = [s for s in await list_scopes(conn) if caller.may_touch_scope(s["slug"])]
     rows = await rows_by_scope(conn)
     systems: dict[str, dict[str, list[StateRow]]] = {}
     for scope in scopes:

@@ -8,7 +8,8 @@ Jinja2 templates, a little JavaScript, every asset served from here (`/ui/static
     GET /ui/inventory[?q=&type=]
     GET /ui/iac
 
-Pages sit behind the API tokens like every route (a browser asks for Basic auth).
+Pages sit behind the API tokens like every route (a browser asks for Basic auth), and
+show what the token may read (app/dashboard/pages.py); force-unlock is for admins.
 An expected error is a page with its status, not JSON.
 """
 
@@ -25,6 +26,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from app import db, jsonutil
+from app.auth import principal
 from app.dashboard import pages
 from app.dashboard.layout import BOX_HEIGHT, BOX_WIDTH, Layer, layout, shorten
 from app.errors import AppError, BadInput, NotFound
@@ -98,7 +100,9 @@ def _html(page: Page) -> Callable[[Request], Awaitable[Response]]:
 
 async def _overview(request: Request) -> tuple[str, dict[str, Any]]:
     async with db.connection(request.app.state.pool) as conn:
-        data = await pages.overview(conn, after=request.query_params.get("after") or None)
+        data = await pages.overview(
+            conn, principal(request), after=request.query_params.get("after") or None
+        )
     return "overview.html", {"page": data}
 
 
@@ -116,6 +120,7 @@ async def _state(request: Request) -> tuple[str, dict[str, Any]]:
     async with db.connection(request.app.state.pool) as conn:
         data = await pages.state_page(
             conn,
+            principal(request),
             name,
             compare=compare,
             search=request.query_params.get("q", ""),
@@ -134,6 +139,7 @@ async def _resource(request: Request) -> tuple[str, dict[str, Any]]:
     async with db.connection(request.app.state.pool) as conn:
         data = await pages.resource_page(
             conn,
+            principal(request),
             _required(request, "state"),
             _required(request, "address"),
             serial=_int(request, "serial"),
@@ -154,14 +160,14 @@ async def _inventory(request: Request) -> tuple[str, dict[str, Any]]:
     async with db.connection(request.app.state.pool) as conn:
         params = request.query_params
         data = await pages.inventory_page(
-            conn, query=params.get("q", ""), rtype=params.get("type", "")
+            conn, principal(request), query=params.get("q", ""), rtype=params.get("type", "")
         )
     return "inventory.html", {"page": data}
 
 
 async def _iac(request: Request) -> tuple[str, dict[str, Any]]:
     async with db.connection(request.app.state.pool) as conn:
-        scopes = await pages.iac_page(conn)
+        scopes = await pages.iac_page(conn, principal(request))
     return "iac.html", {"scopes": scopes}
 
 

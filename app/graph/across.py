@@ -14,7 +14,9 @@ once, at its shortest depth, and cycles between states end. Of the shortest path
 resource the smallest is kept, ordered as lists of (state, address): a path is one string,
 each resource `state \\x01\\x02 address`, joined by \\x01\\x01, their own \\x01 bytes
 escaped as \\x01\\x03, which compares as the list does. The statement returns each root's
-page and total. Walks across states are not kept (they depend on every consumer's
+page and total. A walk enters no state outside `readable` (a caller's patterns,
+app.access): a resource there is neither returned nor counted, and the walk does not go
+on through it. Walks across states are not kept (they depend on every consumer's
 current version): each page walks again.
 """
 
@@ -47,7 +49,7 @@ _HOPS = {
         JOIN states p ON p.id = f.state_id
         JOIN state_links l ON l.producer_name = p.name AND l.serial_to IS NULL
                           AND l.outputs ? x.output_name
-        JOIN states c ON c.id = l.state_id
+        JOIN states c ON c.id = l.state_id AND may_read(c.name, $8::text[])
         {_CURRENT.format("c")}""",
     Direction.DEPENDENCIES: f"""
         SELECT d.id, f.state_id, f.serial, f.path FROM {_LEVEL}
@@ -57,7 +59,7 @@ _HOPS = {
       UNION ALL
         SELECT x.resource_id, p.id, cv.serial, f.path FROM {_LEVEL}
         JOIN state_links l ON l.resource_id = f.id AND {valid_at("l", "f.state_id", "f.serial")}
-        JOIN states p ON p.name = l.producer_name
+        JOIN states p ON p.name = l.producer_name AND may_read(p.name, $8::text[])
         {_CURRENT.format("p")}
         JOIN output_lineage x ON x.state_id = p.id AND x.serial_to IS NULL
                              AND l.outputs ? x.output_name""",
@@ -134,15 +136,22 @@ async def cross_blast_radius(
     first: int,
     after: tuple[int, int, str, str] | None = None,
     rows: bool = True,
+    readable: list[str] | None = None,
 ) -> dict[ResourceKey, Page[dict[str, Any]]]:
     """As edges.blast_radius, across states: every resource reachable from each root, once,
     at its shortest depth, by depth, state name, then address; each row a resource's
     columns (RESOURCE_COLUMNS, at its version) with `depth`, `path` and `path_states`.
-    `after` is a CROSS_BLAST_KEY. A root with nothing in reach has no page."""
+    `after` is a CROSS_BLAST_KEY; `readable`: the states it may enter (None: all). A root
+    with nothing in reach has no page."""
     check_depth(max_depth)
     start = after[1:] if after else (0, "", "")  # (0, "", ""): before depth 1
     records = await conn.fetch(
-        _SQL[direction], *key_arrays(roots), max_depth, *start, first + 1 if rows else 0
+        _SQL[direction],
+        *key_arrays(roots),
+        max_depth,
+        *start,
+        first + 1 if rows else 0,
+        readable,
     )
     found: list[dict[str, Any]] = []
     for record in records:

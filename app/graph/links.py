@@ -4,7 +4,8 @@ states").
 
 A link's producer is a state name: it is linked whenever a state of that name exists.
 Reads of links go through one function, `read_links`, given the states to read (as
-consumers or producers): the one place a read filter applies.
+consumers or producers): the one place a read filter applies (`readable`, a caller's
+patterns, app.access: a link is read only when both its states may be).
 """
 
 from collections.abc import Sequence
@@ -198,6 +199,7 @@ _LINKS = f"""
     CROSS JOIN LATERAL ({_READ_OUTPUTS}) x
     WHERE ($1::uuid[] IS NULL OR c.id = ANY($1::uuid[]))
       AND ($2::uuid[] IS NULL OR p.id = ANY($2::uuid[]))
+      AND may_read(c.name, $3::text[]) AND may_read(p.name, $3::text[])
     ORDER BY c.name COLLATE "C", l.address COLLATE "C\""""
 
 
@@ -206,24 +208,27 @@ async def read_links(
     *,
     consumers: list[UUID] | None = None,
     producers: list[UUID] | None = None,
+    readable: list[str] | None = None,
 ) -> list[asyncpg.Record]:
     """The links of the consumers' current versions to the producers (None: any), by
     consumer name then data source address: the consumer's and the producer's state
     columns (consumer_id, consumer_name, consumer_kind, ...; producer_id, ...), address
     (the data source's), resource_id (its row), outputs (as _READ_OUTPUTS), stale, since."""
-    return await conn.fetch(_LINKS, consumers, producers)
+    return await conn.fetch(_LINKS, consumers, producers, readable)
 
 
 async def links_by_producer(
-    conn: asyncpg.Connection, producer_ids: list[UUID]
+    conn: asyncpg.Connection, producer_ids: list[UUID], readable: list[str] | None = None
 ) -> dict[UUID, list[asyncpg.Record]]:
-    return _grouped(await read_links(conn, producers=producer_ids), "producer_id")
+    found = await read_links(conn, producers=producer_ids, readable=readable)
+    return _grouped(found, "producer_id")
 
 
 async def links_by_consumer(
-    conn: asyncpg.Connection, consumer_ids: list[UUID]
+    conn: asyncpg.Connection, consumer_ids: list[UUID], readable: list[str] | None = None
 ) -> dict[UUID, list[asyncpg.Record]]:
-    return _grouped(await read_links(conn, consumers=consumer_ids), "consumer_id")
+    found = await read_links(conn, consumers=consumer_ids, readable=readable)
+    return _grouped(found, "consumer_id")
 
 
 def _grouped(records: list[asyncpg.Record], column: str) -> dict[UUID, list[asyncpg.Record]]:

@@ -43,19 +43,22 @@ async def list_states(
     after: tuple[str] | None = None,
     name_prefix: str | None = None,
     kind: StateKind | None = None,
+    readable: list[str] | None = None,
 ) -> Page[asyncpg.Record]:
-    """States by name (byte order)."""
+    """States by name (byte order); of those `readable` lets a caller see (app.access)."""
     sql = paged_sql(
         f"""SELECT {ALL} AS owner, s.id, s.name COLLATE "C" AS name FROM states s
             WHERE ($1::text IS NULL OR starts_with(s.name, $1))
-              AND ($2::text IS NULL OR s.kind = $2)""",
+              AND ($2::text IS NULL OR s.kind = $2) AND may_read(s.name, $5::text[])""",
         order="name",
         after="($3::text IS NULL OR name > $3)",
         limit="$4",
         select=STATE_COLUMNS,
         joins="LEFT JOIN states s ON s.id = p.id",
     )
-    records = await conn.fetch(sql, name_prefix, kind and kind.value, after and after[0], first + 1)
+    records = await conn.fetch(
+        sql, name_prefix, kind and kind.value, after and after[0], first + 1, readable
+    )
     return single_page(records, first, STATE_KEY)
 
 
@@ -168,15 +171,18 @@ async def locks_of(conn: asyncpg.Connection, state_ids: list[UUID]) -> dict[UUID
     return {r["state_id"]: r for r in records}
 
 
-async def totals(conn: asyncpg.Connection) -> asyncpg.Record:
-    """How many states, resource instances in their current versions, and locks held."""
+async def totals(conn: asyncpg.Connection, readable: list[str] | None = None) -> asyncpg.Record:
+    """How many states, resource instances in their current versions, and locks held; of
+    the states `readable` lets a caller see (app.access)."""
     record = await conn.fetchrow(
-        """SELECT (SELECT count(*) FROM states) AS states,
+        """SELECT (SELECT count(*) FROM states s WHERE may_read(s.name, $1::text[])) AS states,
                   (SELECT coalesce(sum(v.resource_count), 0) FROM states s
                    CROSS JOIN LATERAL (SELECT resource_count FROM state_versions
                                        WHERE state_id = s.id ORDER BY serial DESC LIMIT 1) v
-                  ) AS resources,
-                  (SELECT count(*) FROM state_locks) AS locked"""
+                   WHERE may_read(s.name, $1::text[])) AS resources,
+                  (SELECT count(*) FROM state_locks l JOIN states s ON s.id = l.state_id
+                   WHERE may_read(s.name, $1::text[])) AS locked""",
+        readable,
     )
     assert record is not None  # an aggregate always has its row
     return record

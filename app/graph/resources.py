@@ -29,6 +29,8 @@ class ResourceFilter:
     mode: Mode | None = None
     address: str | None = None
     address_prefix: str | None = None
+    # the state-name patterns a caller may read (app.access.Principal.patterns); None: all
+    readable: tuple[str, ...] | None = None
     attributes: Any = None  # a JSON object the attributes must contain (`@>`, GIN)
 
     def __hash__(self) -> int:
@@ -94,6 +96,8 @@ def filter_conditions(f: ResourceFilter, arg: Params) -> str:
     conditions = []
     if f.state is not None:
         conditions.append(f"s.name = {arg(f.state)}")
+    if f.readable is not None:
+        conditions.append(f"may_read(s.name, {arg(list(f.readable))}::text[])")
     if f.type is not None:
         conditions.append(f"r.type = {arg(f.type)}")
     if f.provider is not None:
@@ -213,19 +217,27 @@ async def resources_by_keys(
 
 
 async def find_resource(
-    conn: asyncpg.Connection, state: str, address: str, serial: int | None = None
+    conn: asyncpg.Connection,
+    state: str,
+    address: str,
+    serial: int | None = None,
+    *,
+    readable: list[str] | None = None,
 ) -> asyncpg.Record:
-    """The resource at `address` in state `state` (current version, or at `serial`)."""
+    """The resource at `address` in state `state` (current version, or at `serial`), of
+    a state `readable` lets the caller see (app.access): else NotFound, as if absent."""
     record = await conn.fetchrow(
         f"""SELECT {RESOURCE_COLUMNS}
             FROM (SELECT v2.id FROM states s2 JOIN state_versions v2 ON v2.state_id = s2.id
                   WHERE s2.name = $1 AND ($3::bigint IS NULL OR v2.serial = $3)
+                    AND may_read(s2.name, $4::text[])
                   ORDER BY v2.serial DESC LIMIT 1) k
             JOIN state_versions v ON v.id = k.id JOIN states s ON s.id = v.state_id
             JOIN resources r ON {valid_at("r", "v.state_id", "v.serial")} AND r.address = $2""",
         state,
         address,
         serial,
+        readable,
     )
     if record is None:
         at = f" at serial {serial}" if serial is not None else ""

@@ -7,11 +7,14 @@ from typing import Any
 import httpx
 import pytest
 
+from app.access import Role
 from app.config import Settings
 from app.server import create_app
-from tests.api.conftest import error_codes, gql
+from tests.api.conftest import BOOT, as_token, error_codes, gql
 from tests.graph.states import resource, state
 from tests.graph.test_links import remote
+
+JSON = {"Content-Type": "application/json"}
 
 # The app's client calls the server http://test: that is its own address.
 HERE = "http://test/states/"
@@ -48,7 +51,7 @@ def _consumer(name: str, serial: int = 1, secret: str = SECRET, apps: int = 3) -
 
 
 async def _write(client, name: str, body: bytes) -> None:
-    response = await client.post(f"/states/{name}", content=body)
+    response = await client.post(f"/states/{name}", content=body, headers=JSON)
     assert response.status_code == 200, response.text
 
 
@@ -241,3 +244,82 @@ async def test_public_urls_are_this_server_too(database_url, conn, monkeypatch) 
     monkeypatch.setenv("INFRAGRAPH_PUBLIC_URLS", "ftp://tf.example.com")
     with pytest.raises(ValueError, match="INFRAGRAPH_PUBLIC_URLS"):
         Settings.from_env()
+
+
+# --- what a token may read ---------------------------------------------------------------
+
+SUBNET = "subnet-0123456789ab"
+
+
+def _middle() -> bytes:
+    """other/mid: reads team/net, and its subnet's id is an output team/end reads."""
+    return state(
+        [
+            remote("net", HERE + "team%2Fnet", {"vpc_id": "vpc-0a1b2c3d4e5f"}),
+            resource(
+                "aws_subnet",
+                "s",
+                attributes={"id": SUBNET},
+                depends_on=["data.terraform_remote_state.net"],
+            ),
+        ],
+        outputs={"subnet_id": {"value": SUBNET, "type": "string"}},
+    )
+
+
+def _end() -> bytes:
+    return state(
+        [
+            remote("mid", HERE + "other%2Fmid", {"subnet_id": SUBNET}),
+            resource("aws_instance", "end", depends_on=["data.terraform_remote_state.mid"]),
+        ]
+    )
+
+
+SEEN = """{ blastRadius(state: "team/net", address: "aws_vpc.main", crossStates: true,
+                     first: 50) { totalCount edges { node { pathStates } } }
+  net: state(name: "team/net") { consumers { consumer { name } } unreadOutputs
+    currentVersion { outputs { name readers { consumer { name } } } } }
+  end: state(name: "team/end") { producers { producer { name } } }
+  staleConsumers(state: "other/mid") { consumer { name } }
+  statesGraph { states { name } links { consumer producer } } }"""
+
+
+async def test_a_token_sees_no_state_across_it_may_not_read(closed_app, db_token) -> None:
+    """team/net is read by team/a and other/mid; team/end reads other/mid. A read token
+    for team/* sees team/a only: the walk does not enter other/mid, so it never reaches
+    team/end either (which the admin's walk does, through other/mid)."""
+    reader = await db_token("reader", Role.READ, states=["team/*"])
+    async with as_token(closed_app, BOOT) as admin:
+        await _write(admin, "team/net", _producer())
+        await _write(admin, "team/a", _consumer("team/a"))
+        await _write(admin, "other/mid", _middle())
+        await _write(admin, "team/end", _end())
+        everything = await gql(admin, SEEN)
+    async with as_token(closed_app, reader) as client:
+        seen = await gql(client, SEEN)
+
+    def states_in(data: Any) -> set[str]:
+        radius = {s for e in data["blastRadius"]["edges"] for s in e["node"]["pathStates"]}
+        net = data["net"]
+        return (
+            radius
+            | {c["consumer"]["name"] for c in net["consumers"]}
+            | {
+                r["consumer"]["name"]
+                for o in net["currentVersion"]["outputs"]
+                for r in o["readers"]
+            }
+            | {p["producer"]["name"] for p in data["end"]["producers"]}
+            | {s["name"] for s in data["statesGraph"]["states"]}
+            | {n for link in data["statesGraph"]["links"] for n in link.values()}
+        )
+
+    assert states_in(everything) == {"team/net", "team/a", "other/mid", "team/end"}
+    assert states_in(seen) == {"team/net", "team/a"}
+    radius = seen["blastRadius"]
+    assert radius["totalCount"] == len(radius["edges"]) == 4  # a's data source, 3 instances
+    assert everything["blastRadius"]["totalCount"] == 4 + 2 + 2  # mid's 2, end's 2
+    assert seen["staleConsumers"] == [] and seen["end"]["producers"] == []
+    # an output other/mid reads is unread as far as the reader can see
+    assert seen["net"]["unreadOutputs"] == everything["net"]["unreadOutputs"] == ["unread"]

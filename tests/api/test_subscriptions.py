@@ -1,13 +1,16 @@
 """Subscriptions on a live server: graphql-transport-ws on /graphql, tokens in the
-header or in connection_init, the `state` filter, a subscriber that falls behind."""
+header or in connection_init (database tokens too), the `state` filter and what the
+token may read, a subscriber that falls behind."""
 
 import json
+from typing import Any
 
 import asyncpg
 import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from app import tokens
 from app.graph.notify import QUEUE_SIZE
 from tests.backend.helpers import lock_info
 from tests.graphql_ws import connected, events, next_message, subscribe
@@ -89,3 +92,28 @@ async def test_an_invalid_subscription_gets_coded_errors(server: LiveServer) -> 
         message = await next_message(ws)
     assert message["type"] == "error"
     assert {e["extensions"]["code"] for e in message["payload"]} == {"BAD_INPUT"}
+
+
+async def test_a_read_token_gets_only_its_states_events(server: LiveServer, db_token) -> None:
+    """Through connection_init, as a browser: a database token for team/* never gets
+    another state's event (the one before it would arrive first)."""
+    secret = await db_token("team-reader", states=["team/*"])
+    async with subscribe(server.url, init={"authorization": f"Bearer {secret}"}, token=TOKEN) as ws:
+        await _lock(server, "other/a")
+        await _lock(server, "team/a")
+        [event] = await events(ws, 1)
+    assert (event["stateName"], event["actor"]) == ("team/a", "dash")
+
+
+@pytest.mark.parametrize("reach", [{"expires_days": 1e-9}, {"revoked": True}])
+async def test_an_expired_or_revoked_token_in_connection_init_is_refused(
+    server: LiveServer, conn, db_token, reach: dict[str, Any]
+) -> None:
+    revoked = reach.pop("revoked", False)
+    secret = await db_token("gone", states=["team/*"], **reach)
+    if revoked:
+        await tokens.revoke_token(conn, "gone")
+    async with connected(server.url, {"authorization": f"Bearer {secret}"}) as ws:
+        with pytest.raises(ConnectionClosed) as closed:
+            await next_message(ws)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4403

@@ -39,7 +39,9 @@ async def emptied(database_url: str) -> None:
 @pytest.fixture(scope="module")
 def server(database_url: str, emptied: None) -> Iterator[LiveServer]:
     with live_server(database_url, {"INFRAGRAPH_API_TOKENS": f"{USER}:{TOKEN}"}) as running:
-        with httpx.Client(base_url=running.url, auth=(USER, TOKEN)) as http:
+        with httpx.Client(
+            base_url=running.url, auth=(USER, TOKEN), headers={"Content-Type": "application/json"}
+        ) as http:
             for body in shared_history():
                 http.post("/states/ui/net", content=body).raise_for_status()
             hub = state(
@@ -94,7 +96,9 @@ async def test_the_overview_follows_locks_and_writes_live(browser, server) -> No
     row = page.locator('tr[data-state="ui/live"]')
     assert await row.count() == 0
     lock = {"ID": "live-1", "Who": "erin@laptop", "Operation": "OperationTypePlan"}
-    async with httpx.AsyncClient(base_url=server.url, auth=(USER, TOKEN)) as http:
+    async with httpx.AsyncClient(
+        base_url=server.url, auth=(USER, TOKEN), headers={"Content-Type": "application/json"}
+    ) as http:
         (await http.post("/states/ui/live", content=shared_history()[0])).raise_for_status()
         await row.locator(".serial", has_text="1").wait_for(timeout=5000)
         assert await row.locator(".writer").inner_text() == USER
@@ -150,7 +154,9 @@ async def test_force_unlock_releases_the_lock_through_the_backend(browser, serve
     async with page.expect_navigation():
         await page.locator("#force-unlock").click()
     assert "Not locked." in await page.locator("#lock").inner_text()
-    async with httpx.AsyncClient(base_url=server.url, auth=(USER, TOKEN)) as http:
+    async with httpx.AsyncClient(
+        base_url=server.url, auth=(USER, TOKEN), headers={"Content-Type": "application/json"}
+    ) as http:
         query = '{ events(state: "ui/hub", first: 1) { edges { node { action actor } } } }'
         body = (await http.post("/graphql", json={"query": query})).json()
     [edge] = body["data"]["events"]["edges"]

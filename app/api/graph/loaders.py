@@ -41,8 +41,11 @@ class Filtered:
 class GraphLoaders:
     """Each loader is built on first use within the request (most use one or two)."""
 
-    def __init__(self, pool: asyncpg.Pool, settings: Settings) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool, settings: Settings, readable: list[str] | None = None
+    ) -> None:
         self.pool = pool
+        self.readable = readable  # the caller's patterns (app.access): links and walks
         self.walks = WalkLimits(settings.blast_cache_rows, settings.blast_cache_seconds)
 
     @cached_property
@@ -144,6 +147,7 @@ class GraphLoaders:
                 first=a.page.first,
                 after=a.page.after,
                 rows=a.rows,
+                readable=self.readable,
             )
         return await edges.blast_radius(
             conn,
@@ -164,9 +168,17 @@ class GraphLoaders:
     @cached_property
     def consumers(self) -> DataLoader[UUID, Any]:
         """The links to a producer state."""
-        return by_key(self.pool, links.links_by_producer, default=[])
+        return by_key(
+            self.pool,
+            lambda conn, ids: links.links_by_producer(conn, ids, self.readable),
+            default=[],
+        )
 
     @cached_property
     def producers(self) -> DataLoader[UUID, Any]:
         """The links of a consumer state."""
-        return by_key(self.pool, links.links_by_consumer, default=[])
+        return by_key(
+            self.pool,
+            lambda conn, ids: links.links_by_consumer(conn, ids, self.readable),
+            default=[],
+        )

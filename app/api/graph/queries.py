@@ -64,11 +64,14 @@ class GraphQuery:
             after=args.after,
             name_prefix=f.name_prefix,
             kind=f.kind,
+            readable=info.context.principal.patterns,
         )
         return connection(page, [state_of(r) for r in page.rows], after=after)
 
     @strawberry.field
     async def state(self, info: Info, name: str) -> State | None:
+        if not info.context.principal.may_read(name):
+            return None
         r = await info.context.with_conn(queries.state_by_name, name)
         return state_of(r) if r else None
 
@@ -86,7 +89,7 @@ class GraphQuery:
         args = page_args(first, after, resources.RESOURCE_KEY)
         page = await info.context.with_conn(
             resources.search_resources,
-            graph_filter(filter),
+            graph_filter(filter, info.context.principal),
             first=args.first,
             after=args.after,
             count=any(f.name == "totalCount" for f in selected_below(info, ())),
@@ -99,7 +102,9 @@ class GraphQuery:
     async def inventory(
         self, info: Info, group_by: InventoryGroup, filter: ResourceFilter | None = None
     ) -> list[InventoryEntry]:
-        records = await info.context.with_conn(inventory.inventory, group_by, graph_filter(filter))
+        records = await info.context.with_conn(
+            inventory.inventory, group_by, graph_filter(filter, info.context.principal)
+        )
         return [InventoryEntry(key=r["key"], count=r["count"]) for r in records]
 
     @strawberry.field(
@@ -124,7 +129,15 @@ class GraphQuery:
             # the version it started on
             serial = decode_cursor(after, blast_keyset(cross_states))[0]
         [root] = resources_of(
-            [await info.context.with_conn(resources.find_resource, state, address, serial)]
+            [
+                await info.context.with_conn(
+                    resources.find_resource,
+                    state,
+                    address,
+                    serial,
+                    readable=info.context.principal.patterns,
+                )
+            ]
         )
         arguments = {
             "direction": direction,
@@ -143,7 +156,9 @@ class GraphQuery:
         "terraform_remote_state (current versions), and the links between them."
     )
     async def states_graph(self, info: Info) -> StatesGraph:
-        records = await info.context.with_conn(links.read_links)
+        records = await info.context.with_conn(
+            links.read_links, readable=info.context.principal.patterns
+        )
         found = {
             s.name: s for link in map(link_of, records) for s in (link.consumer, link.producer)
         }
@@ -166,6 +181,8 @@ class GraphQuery:
         "has another value in its current version (only those outputs are listed)."
     )
     async def stale_consumers(self, info: Info, state: str) -> list[StateLink]:
+        if not info.context.principal.may_read(state):
+            return []  # as for a state that is not there
         producer = await info.context.with_conn(queries.state_by_name, state)
         if producer is None:
             return []
@@ -187,6 +204,7 @@ class GraphQuery:
             first=args.first,
             after=args.after,
             count=any(f.name == "totalCount" for f in selected_below(info, ())),
+            readable=info.context.principal.patterns,
         )
         page = pages.get(state if state is not None else ALL, EMPTY)
         return connection(page, [event_of(r) for r in page.rows], after=after)

@@ -13,9 +13,12 @@ from app.db import Row
 
 
 def visible(context: Context, state: str | None) -> Callable[[Row], bool]:
-    """Whether an event goes to this subscriber: the one place a subscription filters
-    (a rule on what the caller may read belongs here too)."""
-    return lambda row: state is None or row["state_name"] == state
+    """Whether an event goes to this subscriber: the one place a subscription filters.
+    Only events of states the caller may read (app.access), as Query.events."""
+    principal = context.principal
+    return lambda row: (
+        (state is None or row["state_name"] == state) and principal.may_read(row["state_name"])
+    )
 
 
 @strawberry.type

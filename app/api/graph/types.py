@@ -18,6 +18,7 @@ from strawberry import relay
 from strawberry.dataloader import DataLoader
 from strawberry.scalars import JSON
 
+from app.access import Principal
 from app.api.context import Info
 from app.api.graph.loaders import Blast, Filtered, Hop
 from app.api.pagination import (
@@ -78,15 +79,17 @@ def parse_resource_id(value: str) -> resources.ResourceKey:
 
 
 async def load_nodes(
+    info: Info,
     loader: DataLoader[K, Any],
     node_ids: Iterable[str],
     build: Callable[[Any], N],
     parse: Callable[[str], K],
 ) -> list[N | None]:
-    """A node type's `resolve_nodes`: rows by parsed ID through its loader, each built
-    (None if there is no such row)."""
+    """A node type's `resolve_nodes`: rows by parsed ID through its loader, each built;
+    None if there is no such row, or it is of a state the caller may not read."""
     rows = await loader.load_many([parse(i) for i in node_ids])
-    return [build(row) if row else None for row in rows]
+    readable = info.context.principal.may_read
+    return [build(row) if row and readable(row["state_name"]) else None for row in rows]
 
 
 @strawberry.input(description="Resources matching all the given fields.")
@@ -109,8 +112,14 @@ class ResourceFilter:
         return resources.ResourceFilter(**dataclasses.asdict(self))
 
 
-def graph_filter(f: ResourceFilter | None) -> resources.ResourceFilter:
-    return f.to_graph() if f is not None else resources.NO_FILTER
+def graph_filter(
+    f: ResourceFilter | None, caller: Principal | None = None
+) -> resources.ResourceFilter:
+    """The graph's filter; with `caller`, of the states it may read too (a root list)."""
+    graph = f.to_graph() if f is not None else resources.NO_FILTER
+    if caller is None or caller.patterns is None:
+        return graph
+    return dataclasses.replace(graph, readable=tuple(caller.patterns))
 
 
 @strawberry.input
@@ -346,7 +355,7 @@ class Event(relay.Node):
     async def resolve_nodes(  # type: ignore[override]  # one signature for Node's overloads
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[Event | None]:
-        return await load_nodes(info.context.graph.event, node_ids, event_of, parse_id)
+        return await load_nodes(info, info.context.graph.event, node_ids, event_of, parse_id)
 
 
 @strawberry.type
@@ -441,7 +450,7 @@ class State(relay.Node):
     async def resolve_nodes(  # type: ignore[override]  # one signature for Node's overloads
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[State | None]:
-        return await load_nodes(info.context.graph.state, node_ids, state_of, parse_id)
+        return await load_nodes(info, info.context.graph.state, node_ids, state_of, parse_id)
 
 
 @strawberry.type
@@ -499,7 +508,7 @@ class StateVersion(relay.Node):
     async def resolve_nodes(  # type: ignore[override]  # one signature for Node's overloads
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[StateVersion | None]:
-        return await load_nodes(info.context.graph.version, node_ids, version_of, parse_id)
+        return await load_nodes(info, info.context.graph.version, node_ids, version_of, parse_id)
 
 
 @strawberry.type
@@ -618,7 +627,7 @@ class Resource(relay.Node):
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[Resource | None]:
         return await load_nodes(
-            info.context.graph.resource, node_ids, _resource_of, parse_resource_id
+            info, info.context.graph.resource, node_ids, _resource_of, parse_resource_id
         )
 
     @property
