@@ -1,26 +1,40 @@
-"""Who is calling: the API tokens of INFRAGRAPH_API_TOKENS ("name:token,...").
+"""Who is calling: a token of INFRAGRAPH_API_TOKENS ("name:token,...": admins, the
+bootstrap) or of the database (app/tokens.py: a role and what it touches).
 
-When tokens are configured, every HTTP and WebSocket request but health
-(/livez, /readyz, /healthz) must carry one, as Basic auth (user = the
-token's name, password = the token: what Terraform's `http` backend sends)
-or as `Authorization: Bearer <token>`;
-anything else gets 401. The caller's name lands on `request.state.actor`
-("anonymous" on an open server) for handlers and GraphQL resolvers to record.
+When any token exists (in the environment, or live in the database), every HTTP and
+WebSocket request but health (/livez, /readyz, /healthz) must carry one, as Basic auth
+(user = the token's name, password = the token: what Terraform's `http` backend
+sends) or as `Authorization: Bearer <token>`; anything else, and an expired or revoked
+token, gets 401. A websocket without the header (browsers cannot set one) passes as
+UNVERIFIED, which touches nothing: its connection_init payload carries the token,
+which app.api.app identifies the same way. The caller lands on
+`request.state.principal` (app.access: ANONYMOUS, an admin, on an open server) and its
+name on `request.state.actor`, which every event records.
+
+A database token is looked up by its hash once per TOKEN_CACHE_SECONDS per process,
+not per request (the lookup also brings last_used_at up to date, at most once a
+minute). Revoking a token through a server drops that server's cache at once; another
+server stops accepting it within TOKEN_CACHE_SECONDS. Expiry is checked on every
+request.
 """
 
 import base64
 import binascii
 import hmac
+import time
 from collections.abc import Mapping
+from datetime import UTC, datetime
 
+import asyncpg
 from starlette.datastructures import Headers
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.errors import Unauthenticated
+from app import db, tokens
+from app.access import ANONYMOUS, UNVERIFIED, Principal, bootstrap
+from app.errors import AppError, Unauthenticated
 from app.http import error_response
 
-ANONYMOUS = "anonymous"
 OPEN_PATHS = frozenset({"/livez", "/readyz", "/healthz"})  # what probes and load balancers call
 # WebSocket close code "policy violation": what a refused handshake gets
 _WS_POLICY_VIOLATION = 1008
@@ -39,7 +53,7 @@ def _credentials(authorization: str | None) -> tuple[str | None, str] | None:
     except (binascii.Error, UnicodeDecodeError):
         return None
     user, sep, secret = decoded.partition(":")
-    return (user, secret) if sep else None
+    return (user, secret) if sep and secret else None
 
 
 def authenticate(tokens: Mapping[str, str], authorization: str | None) -> str | None:
@@ -67,36 +81,124 @@ def actor(connection: HTTPConnection) -> str:
     return name
 
 
+def principal(connection: HTTPConnection) -> Principal:
+    """The authenticated caller (AuthMiddleware puts it there)."""
+    found: Principal = connection.state.principal
+    return found
+
+
+_MAX_CACHED = 10_000  # tokens; past it the cache starts over
+
+
+class TokenCache:
+    """Database tokens by hash, each for `ttl` seconds, and whether any token is live.
+
+    It holds the pool it was made with (the app's), so its statements are not the
+    request's (tests/api/test_sql_count.py counts those)."""
+
+    def __init__(self, pool: asyncpg.Pool, ttl: float) -> None:
+        self.pool = pool
+        self.ttl = ttl
+        self.found: dict[bytes, tuple[float, tokens.Found]] = {}
+        self.closed: tuple[float, bool] | None = None
+
+    def forget(self) -> None:
+        """After a token is made or revoked here: every server but this one waits `ttl`."""
+        self.found.clear()
+        self.closed = None
+
+    async def find(self, token: str) -> tokens.Found | None:
+        key = tokens.token_hash(token)
+        now = time.monotonic()
+        cached = self.found.get(key)
+        if cached is not None and now - cached[0] < self.ttl:
+            return cached[1]
+        async with db.connection(self.pool) as conn:
+            found = await tokens.find_token(conn, token)
+        if found is not None:  # unknown tokens are not kept: anyone can send many
+            if len(self.found) >= _MAX_CACHED:
+                self.found.clear()
+            self.found[key] = (now, found)
+        return found
+
+    async def any_live(self) -> bool:
+        now = time.monotonic()
+        if self.closed is None or now - self.closed[0] >= self.ttl:
+            try:
+                async with db.connection(self.pool) as conn:
+                    self.closed = (now, await tokens.any_live_token(conn))
+            except db.ERROR_TYPES:
+                if self.closed is None:
+                    raise
+                # out of reach (down, or its pool busy): what it said last holds, so the
+                # request meets the outage where it uses the database, as it would open
+        return self.closed[1]
+
+
+_CREDENTIALS_HELP = (
+    "authentication required: Basic auth (user = token name, password = token) or a Bearer token"
+)
+
+
+async def identify(
+    env_tokens: Mapping[str, str], cache: TokenCache, authorization: str | None
+) -> Principal:
+    """Who the Authorization header says is calling; Unauthenticated when nobody may."""
+    if not env_tokens and not await cache.any_live():
+        return ANONYMOUS  # an open server
+    if (name := authenticate(env_tokens, authorization)) is not None:
+        return bootstrap(name)
+    credentials = _credentials(authorization)
+    if credentials is None:
+        raise Unauthenticated(_CREDENTIALS_HELP)
+    user, secret = credentials
+    found = await cache.find(secret)
+    if found is None or (user is not None and user != found.principal.name):
+        raise Unauthenticated("the token is not known (or not under this name)")
+    if found.revoked:
+        raise Unauthenticated(f"token {found.principal.name!r} is revoked")
+    if found.expires_at is not None and found.expires_at <= datetime.now(UTC):
+        raise Unauthenticated(f"token {found.principal.name!r} expired at {found.expires_at}")
+    return found.principal
+
+
 class AuthMiddleware:
-    """Pure ASGI (streams pass through untouched); open when `tokens` is empty."""
+    """Pure ASGI (streams pass through untouched); open while no token exists."""
 
     def __init__(self, app: ASGIApp, tokens: Mapping[str, str]) -> None:
         self.app = app
         self.tokens = tokens
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket"):
+        if scope["type"] not in ("http", "websocket") or scope["path"] in OPEN_PATHS:
             await self.app(scope, receive, send)
             return
-        name: str | None = ANONYMOUS
-        if self.tokens and scope["path"] not in OPEN_PATHS:
-            name = authenticate(self.tokens, Headers(scope=scope).get("authorization"))
-        if name is None:
-            await self._refuse(scope, receive, send)
+        cache: TokenCache = scope["app"].state.token_cache
+        authorization = Headers(scope=scope).get("authorization")
+        try:
+            if scope["type"] == "websocket" and authorization is None:
+                # Browsers cannot set headers on a websocket: /graphql identifies the
+                # graphql-transport-ws connection_init payload instead (app.api.app).
+                caller = UNVERIFIED
+            else:
+                caller = await identify(self.tokens, cache, authorization)
+        except Unauthenticated as exc:
+            await self._refuse(exc, scope, receive, send)
             return
-        scope.setdefault("state", {})["actor"] = name
+        except db.ERROR_TYPES as exc:
+            if (error := db.expected(exc)) is None:
+                raise
+            await self._refuse(error, scope, receive, send)
+            return
+        state = scope.setdefault("state", {})
+        state["principal"] = caller
+        state["actor"] = caller.name
         await self.app(scope, receive, send)
 
     @staticmethod
-    async def _refuse(scope: Scope, receive: Receive, send: Send) -> None:
+    async def _refuse(error: AppError, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": _WS_POLICY_VIOLATION})
             return
-        response = error_response(
-            Unauthenticated(
-                "authentication required: Basic auth (user = token name, password = token) "
-                "or a Bearer token"
-            ),
-            {"WWW-Authenticate": 'Basic realm="infragraph"'},
-        )
-        await response(scope, receive, send)
+        headers = {"WWW-Authenticate": 'Basic realm="infragraph"'} if error.status == 401 else {}
+        await error_response(error, headers)(scope, receive, send)

@@ -1,7 +1,7 @@
 """The `infragraph` command.
 
-`serve` and `migrate` use the database (DATABASE_URL, else the embedded one); every
-other command talks to a running server through its API: INFRAGRAPH_URL (default
+`serve`, `migrate` and `rotate-key` use the database (DATABASE_URL, else the embedded
+one); every other command talks to a running server through its API: INFRAGRAPH_URL (default
 http://127.0.0.1:8080) with the token INFRAGRAPH_TOKEN. Exit codes: 0 done, 1 refused
 (the reason on stderr), 2 usage; `plan --detailed-exitcode`: 2 when it has changes.
 Shell completion: `eval "$(_INFRAGRAPH_COMPLETE=bash_source infragraph)"` (zsh_source,
@@ -15,12 +15,15 @@ import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from app import jsonutil
 from app.client import Client, Refused
+
+if TYPE_CHECKING:
+    from app.config import Settings
 
 CHUNK = 1024 * 1024
 SUMMARY = "create update delete move adopt orphaned noop insert skip"
@@ -145,14 +148,23 @@ def main() -> None:
 # --- the database: serve and migrate ----------------------------------------------------
 
 
+def _settings() -> "Settings":
+    """The settings from the environment; a bad one ends the command (exit 1)."""
+    from app.config import Settings
+
+    try:
+        return Settings.from_env()
+    except ValueError as exc:
+        _fail(Refused([str(exc)]))
+
+
 @main.command(help="Run the HTTP server (migrates the database first).")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=int, default=8080, show_default=True)
 def serve(host: str, port: int) -> None:
     from app import serving  # imported lazily: the other commands do not need uvicorn
-    from app.config import Settings
 
-    serving.run(Settings.from_env(), host, port)
+    serving.run(_settings(), host, port)
 
 
 @main.command(help="Apply pending database migrations.")
@@ -162,10 +174,9 @@ def migrate() -> None:
     import asyncpg
 
     from app import db
-    from app.config import Settings
 
     async def run() -> None:
-        conn = await asyncpg.connect(db.database_url(Settings.from_env()))
+        conn = await asyncpg.connect(db.database_url(_settings()))
         try:
             await db.init_connection(conn)
             await db.migrate(conn)
@@ -177,6 +188,55 @@ def migrate() -> None:
     except (OSError, asyncpg.PostgresError) as exc:
         _fail(Refused([f"migrate: {exc}"]))
     click.echo("database is up to date", err=True)
+
+
+@main.command(
+    "rotate-key",
+    help="""Re-seal every state under INFRAGRAPH_ENCRYPTION_KEY (README, "Secrets and
+    encryption at rest"); INFRAGRAPH_ENCRYPTION_KEY_OLD opens what the previous key
+    sealed. Also the first time a key is set (from clear), and once after upgrading to
+    split secrets out of rows written before. Batches, one state at a time; safe while
+    the server runs (with both keys); run it again to carry on after a stop.""",
+)
+def rotate_key() -> None:
+    import asyncio
+
+    import asyncpg
+
+    from app import crypto, db
+    from app.graph import rotation
+    from app.iac.state import reseal_hash_key
+
+    settings = _settings()
+    crypto.use(crypto.Keyring(settings.encryption_key, settings.encryption_key_old))
+    if settings.encryption_key is None:
+        click.echo(
+            "infragraph: INFRAGRAPH_ENCRYPTION_KEY is unset: state is stored in clear "
+            "(what is sealed is opened)",
+            err=True,
+        )
+
+    def progress(state: str, counts: dict[str, int]) -> None:
+        done = ", ".join(f"{count} {kind}" for kind, count in counts.items() if count)
+        click.echo(f"{state}: {done}", err=True)
+
+    async def run() -> rotation.Rotated:
+        conn = await asyncpg.connect(db.database_url(settings))
+        try:
+            await db.init_connection(conn)
+            await db.migrate(conn)
+            done = await rotation.rotate(conn, progress)
+            done.counts["iac key"] = await reseal_hash_key(conn)
+            return done
+        finally:
+            await conn.close()
+
+    try:
+        done = asyncio.run(run())
+    except (OSError, asyncpg.PostgresError, crypto.UnknownKey) as exc:
+        _fail(Refused([f"rotate-key: {exc}"]))
+    summary = ", ".join(f"{count} {kind}" for kind, count in done.counts.items())
+    click.echo(f"re-sealed {done.states} state(s): {summary}", err=True)
 
 
 # --- Terraform states, through the API --------------------------------------------------
@@ -456,3 +516,71 @@ def policy_list(as_json: bool) -> None:
 def policy_delete(name: str) -> None:
     _ask(DELETE_POLICY, {"name": name}, "deletePolicy")
     click.echo(f"deleted: {name}")
+
+
+# --- API tokens (admin), through the API ------------------------------------------------
+
+TOKEN_FIELDS = "name role states scopes createdBy createdAt expiresAt revokedAt lastUsedAt"
+CREATE_TOKEN = f"""mutation($name: String!, $role: Role!, $states: [String!], $scopes: [String!],
+                   $expiresDays: Float) {{
+  createToken(name: $name, role: $role, states: $states, scopes: $scopes,
+              expiresDays: $expiresDays) {{ token {{ {TOKEN_FIELDS} }} secret }}
+}}"""
+TOKENS = f"{{ tokens {{ {TOKEN_FIELDS} }} }}"
+REVOKE_TOKEN = f"mutation($name: String!) {{ revokeToken(name: $name) {{ {TOKEN_FIELDS} }} }}"
+
+
+@main.group(help="API tokens: who may do what (README, Access control). Admin only.")
+def token() -> None:
+    pass
+
+
+def _reach(each: dict[str, Any]) -> str:
+    """What a token touches, for a person."""
+    places = [*each["states"], *(f"scope:{slug}" for slug in each["scopes"])]
+    return ",".join(places) or "everything"
+
+
+@token.command("create", help="Make a token; prints it once, as the last line of stdout.")
+@click.argument("name")
+@click.option("--role", type=click.Choice(["read", "write", "admin"]), required=True)
+@click.option("--states", multiple=True, help="A state-name glob it touches (repeatable).")
+@click.option("--scopes", multiple=True, help="An IaC scope slug it touches (repeatable).")
+@click.option("--expires", type=click.FloatRange(min=0, min_open=True), help="Days it holds.")
+def token_create(
+    name: str, role: str, states: tuple[str, ...], scopes: tuple[str, ...], expires: float | None
+) -> None:
+    variables = {
+        "name": name,
+        "role": role.upper(),
+        "states": list(states),
+        "scopes": list(scopes),
+        "expiresDays": expires,
+    }
+    created = _ask(CREATE_TOKEN, variables, "createToken")
+    made = created["token"]
+    expiry = f", expires {made['expiresAt']}" if made["expiresAt"] else ""
+    click.echo(f"created: {name} ({role}, {_reach(made)}{expiry}); the token, shown only now:")
+    click.echo(created["secret"])
+
+
+@token.command("list", help="The tokens (never their secrets): name, role, reach, last use.")
+@JSON_OUTPUT
+def token_list(as_json: bool) -> None:
+    found = _ask(TOKENS, {}, "tokens")
+    if as_json:
+        click.echo(_json(found))
+        return
+    for each in found:
+        status = "revoked" if each["revokedAt"] else f"expires {each['expiresAt'] or 'never'}"
+        click.echo(
+            f"{each['name']}\t{each['role'].lower()}\t{_reach(each)}\t{status}\t"
+            f"last used {each['lastUsedAt'] or 'never'}"
+        )
+
+
+@token.command("revoke", help="Revoke a token: it gets 401 from then on.")
+@click.argument("name")
+def token_revoke(name: str) -> None:
+    _ask(REVOKE_TOKEN, {"name": name}, "revokeToken")
+    click.echo(f"revoked: {name}")

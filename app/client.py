@@ -90,6 +90,8 @@ class Client:
     ) -> dict[str, Any]:
         """A call of the HTTP backend on state `name` (POST, LOCK, UNLOCK); its JSON."""
         path = f"/states/{quote(name, safe='/')}"
+        # the server takes state-changing bodies as JSON only (a form post cannot be)
+        headers = {"Content-Type": "application/json", **(headers or {})}
         response = self._send(method, path, content=content, headers=headers)
         return self._json(response)
 

@@ -1,9 +1,13 @@
 """Settings, read once from the environment."""
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from app.crypto import parse_key
+from app.tfstate.remote import Server
 
 MIB = 1024 * 1024
 
@@ -19,6 +23,22 @@ def _tokens(raw: str) -> dict[str, str]:
     return tokens
 
 
+_ORIGIN = re.compile(r"https?://[^/\s*]+")
+
+
+def _origins(raw: str) -> tuple[str, ...]:
+    """Parse `https://a.example,http://localhost:3000`: browser origins, no path, no `*`
+    (credentials are allowed, so any origin would let any page use them)."""
+    origins = tuple(filter(None, (part.strip().rstrip("/") for part in raw.split(","))))
+    for origin in origins:
+        if not _ORIGIN.fullmatch(origin):
+            raise ValueError(
+                f"INFRAGRAPH_CORS_ORIGINS: expected origins such as https://dash.example, "
+                f"got {origin!r}"
+            )
+    return origins
+
+
 def _log_format(raw: str) -> str:
     if raw not in ("text", "json"):
         raise ValueError(f"INFRAGRAPH_LOG_FORMAT: expected text or json, got {raw!r}")
@@ -29,9 +49,16 @@ def _positive(env: Mapping[str, str], name: str, default: int) -> int:
     raw = env.get(name, "").strip()
     if not raw:
         return default
-    if not raw.isdigit() or int(raw) <= 0:
+    if not (raw.isascii() and raw.isdigit()) or int(raw) <= 0:
         raise ValueError(f"{name} must be a positive integer, got {raw!r}")
     return int(raw)
+
+
+def _servers(raw: str) -> tuple[Server, ...]:
+    try:
+        return tuple(Server.parse(url) for url in raw.split(",") if url.strip())
+    except ValueError as error:
+        raise ValueError(f"INFRAGRAPH_PUBLIC_URLS: {error}") from None
 
 
 def _keep_last(raw: str) -> int | None:
@@ -43,6 +70,11 @@ def _keep_last(raw: str) -> int | None:
     return keep_last
 
 
+def _key(env: Mapping[str, str], name: str) -> bytes | None:
+    raw = env.get(name, "").strip()
+    return parse_key(raw, name) if raw else None
+
+
 @dataclass(frozen=True)
 class Settings:
     database_url: str | None = None
@@ -50,7 +82,11 @@ class Settings:
     max_state_bytes: int = 256 * MIB
     max_document_bytes: int = 64 * MIB
     api_tokens: dict[str, str] = field(default_factory=dict)
+    # pages on these origins may call the API from a browser (CORS); () = none
+    cors_origins: tuple[str, ...] = ()
     public_schema: bool = True
+    # how long a database token, once looked up, is taken as it was (app/auth.py)
+    token_cache_seconds: float = 10.0
     statement_timeout_ms: int = 30_000
     pool_size: int = 10
     # A request waiting longer for a database connection gets 503 UNAVAILABLE.
@@ -75,6 +111,13 @@ class Settings:
     # kept blast-radius walks (app/graph/edges.py): rows in all, and age
     blast_cache_rows: int = 5_000_000
     blast_cache_seconds: int = 3600
+    # AES-256-GCM key of state at rest (app/crypto.py); None: stored in clear. The old
+    # key only opens what is not yet re-sealed by `infragraph rotate-key`.
+    encryption_key: bytes | None = field(default=None, repr=False)
+    encryption_key_old: bytes | None = field(default=None, repr=False)
+    # base URLs this server is also reached at (behind a proxy): a terraform_remote_state
+    # address under one of them, or the listen address, links to the state it names
+    public_urls: tuple[Server, ...] = ()
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -87,6 +130,8 @@ class Settings:
                 env, "INFRAGRAPH_MAX_DOCUMENT_BYTES", cls.max_document_bytes
             ),
             api_tokens=_tokens(env.get("INFRAGRAPH_API_TOKENS", "")),
+            cors_origins=_origins(env.get("INFRAGRAPH_CORS_ORIGINS", "")),
+            token_cache_seconds=float(env.get("INFRAGRAPH_TOKEN_CACHE_SECONDS", 10.0)),
             public_schema=env.get("INFRAGRAPH_PUBLIC_SCHEMA", "1") not in ("0", "false", "no"),
             statement_timeout_ms=int(env.get("INFRAGRAPH_STATEMENT_TIMEOUT_MS", 30_000)),
             pool_size=int(env.get("INFRAGRAPH_POOL_SIZE", 10)),
@@ -108,4 +153,7 @@ class Settings:
             prune_keep_last=_keep_last(env.get("INFRAGRAPH_PRUNE_KEEP_LAST", "")),
             blast_cache_rows=int(env.get("INFRAGRAPH_BLAST_CACHE_ROWS", 5_000_000)),
             blast_cache_seconds=int(env.get("INFRAGRAPH_BLAST_CACHE_SECONDS", 3600)),
+            encryption_key=_key(env, "INFRAGRAPH_ENCRYPTION_KEY"),
+            encryption_key_old=_key(env, "INFRAGRAPH_ENCRYPTION_KEY_OLD"),
+            public_urls=_servers(env.get("INFRAGRAPH_PUBLIC_URLS", "")),
         )

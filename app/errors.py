@@ -43,6 +43,18 @@ class Unauthenticated(AppError):
     status = 401
 
 
+class Forbidden(AppError):
+    """Authenticated, but the token's role or scope does not allow it; the message says why."""
+
+    code = "FORBIDDEN"
+    status = 403
+
+
+class UnsupportedMediaType(AppError):
+    code = "UNSUPPORTED_MEDIA_TYPE"
+    status = 415
+
+
 class LimitExceeded(AppError):
     code = "LIMIT_EXCEEDED"
     status = 413

@@ -9,6 +9,13 @@ from app import jsonutil
 from app.errors import AppError, Locked
 
 
+def declared_length(headers: Mapping[str, str]) -> int | None:
+    """The Content-Length a request declares, or None when absent or not a number
+    (ASCII digits only: str.isdigit() also accepts "²", which int() refuses)."""
+    declared = headers.get("content-length", "")
+    return int(declared) if declared.isascii() and declared.isdigit() else None
+
+
 def json_response(
     content: Any, status_code: int = 200, headers: Mapping[str, str] | None = None
 ) -> Response:

@@ -77,6 +77,11 @@ LARGE_WRITES_REFUSED = Counter(
     "Large state POSTs answered 503 because the cap on concurrent ones was reached.",
     registry=REGISTRY,
 )
+SUBSCRIBERS = Gauge(
+    "infragraph_subscribers",
+    "GraphQL subscriptions open on this server (app.graph.notify).",
+    registry=REGISTRY,
+)
 
 
 IN_FLIGHT = Gauge(

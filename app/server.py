@@ -1,4 +1,5 @@
-"""The Starlette application: routes, exception handlers, health, metrics, lifespan.
+"""The Starlette application: routes, middleware (request ids and metrics, CORS,
+auth), exception handlers, health, metrics, lifespan (pools, the event feed).
 
 Errors are answered here once, by type: an `AppError` with its status and
 code; a database failure (app.db.expected) as 503 UNAVAILABLE, 413 or 400; a
@@ -20,18 +21,21 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from app import db
-from app.api.app import graphql_route
+from app import crypto, db
+from app.api.app import graphql_routes
 from app.api.iac.routes import routes as iac_routes
-from app.auth import AuthMiddleware
+from app.auth import AuthMiddleware, TokenCache
 from app.backend.routes import WriteSlots
 from app.backend.routes import routes as backend_routes
 from app.config import Settings
+from app.dashboard.routes import routes as dashboard_routes
 from app.errors import AppError
+from app.graph.notify import EventFeed
 from app.http import error_response, json_response
 from app.observe import UNAVAILABLE, RequestMiddleware, collect_when_idle, metrics_text
 
@@ -106,6 +110,24 @@ def health_app(database_url: str) -> Starlette:
     return Starlette(routes=_health_routes(), lifespan=lifespan)
 
 
+def _cors(origins: tuple[str, ...]) -> list[Middleware]:
+    """Outside auth: a preflight carries no credentials, so it is answered before auth;
+    the request itself still needs them. No origins: no CORS headers at all."""
+    if not origins:
+        return []
+    return [
+        Middleware(
+            CORSMiddleware,
+            allow_origins=origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "X-Request-ID"],
+            allow_credentials=True,
+            expose_headers=["X-Request-ID"],
+            max_age=600,
+        )
+    ]
+
+
 def create_app(settings: Settings | None = None, *, database_url: str | None = None) -> Starlette:
     """The app; `database_url` overrides the settings (the embedded server's URL)."""
     settings = settings or Settings.from_env()
@@ -121,14 +143,23 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         )
         async with db.connection(pool) as conn:
             await db.migrate(conn)
-        if not settings.api_tokens:
+        crypto.use(crypto.Keyring(settings.encryption_key, settings.encryption_key_old))
+        if settings.encryption_key is None:
             log.warning(
-                "INFRAGRAPH_API_TOKENS is unset: the server is open, anyone can read and write"
+                "INFRAGRAPH_ENCRYPTION_KEY is unset: state is stored in clear (raw state bytes "
+                "and the values Terraform marks sensitive, readable in any database dump)"
+            )
+        app.state.token_cache = TokenCache(pool, settings.token_cache_seconds)
+        if not settings.api_tokens and not await app.state.token_cache.any_live():
+            log.warning(
+                "INFRAGRAPH_API_TOKENS is unset and the database holds no token: the server "
+                "is open, anyone can read and write"
             )
         app.state.pool = pool
         collector = asyncio.create_task(collect_when_idle())
         try:
-            async with _health_pool(app, url):
+            async with _health_pool(app, url), EventFeed(url).running() as feed:
+                app.state.event_feed = feed
                 yield
         finally:
             collector.cancel()
@@ -145,10 +176,12 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             Route("/metrics", metrics),
             *backend_routes(),
             *iac_routes(),
-            graphql_route(settings),
+            *graphql_routes(settings),
+            *dashboard_routes(),
         ],
         middleware=[
             Middleware(RequestMiddleware),
+            *_cors(settings.cors_origins),
             Middleware(AuthMiddleware, tokens=settings.api_tokens),
         ],
         exception_handlers=handlers,

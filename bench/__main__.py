@@ -41,7 +41,7 @@ async def run_group(admin_url: str, group: str, size: Size) -> list[Result]:
         with live_server(url, {"INFRAGRAPH_API_TOKENS": None}, timeout=60) as server:
             pool = await db.create_pool(url, min_size=1, max_size=20, statement_timeout_ms=600_000)
             http = Client(server.url, connections=32)
-            env = Env(http, pool, server.process.pid, size)
+            env = Env(http, pool, server.process.pid, size, url)
             results = []
             try:  # a case that fails leaves no connection open behind it
                 for case in GROUPS[group]:

@@ -3,13 +3,19 @@ baseline did the same work (row counts, the same blast-radius sets), so the
 smoke test in the normal suite keeps this code honest."""
 
 import asyncio
+import base64
+import collections
 import datetime as dt
 import functools
 import hashlib
 import itertools
+import os
+import re
 import statistics
 import time
+import urllib.parse
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +25,7 @@ from app import paging
 from app.api.pagination import decode_cursor
 from app.catalog.scopes import create_scope
 from app.config import Settings
+from app.dashboard.pages import DRAWN_PER_LAYER
 from app.graph import edges, policies, resources
 from app.graph.ids import time_ordered_ids
 from app.graph.resources import RESOURCE_COLUMNS, RESOURCE_JOINS
@@ -31,6 +38,7 @@ from bench.generate import generate_state
 from bench.generate_iac import RESOURCES_PER_TABLE, generate_document
 from bench.harness import Result, alternate
 from bench.http import Client, Response
+from tests.live_server import live_server
 
 
 @dataclass(frozen=True)
@@ -44,10 +52,13 @@ class Size:
     lock_cycles: int
     plan_resources: int
     history_versions: int
+    dashboard_states: int
+    cross_states: int  # states of the cross-state blast radius, each of cross_instances
+    cross_instances: int
 
 
-FULL = Size(20_000, 100_000, 5, 1000, 1000, 16, 50, 5000, 100)
-TINY = Size(200, 600, 1, 50, 20, 3, 3, 40, 3)
+FULL = Size(20_000, 100_000, 5, 1000, 1000, 16, 50, 5000, 100, 1000, 50, 2000)
+TINY = Size(200, 600, 1, 50, 20, 3, 3, 40, 3, 20, 4, 60)
 
 
 @dataclass
@@ -56,6 +67,7 @@ class Env:
     pool: asyncpg.Pool  # to the same database
     server_pid: int
     size: Size
+    database_url: str  # of that database (for a second server)
 
 
 class BenchError(AssertionError):
@@ -209,6 +221,56 @@ async def import_case(env: Env) -> Result:
     result.goal = "< 1.0 s and ratio <= 2.0"
     result.met = result.candidate_s < 1.0 and (result.ratio or 0) <= 2.0
     return result
+
+
+async def _import_and_get(http: Client, names: Iterator[str], body: bytes) -> None:
+    name = next(names)
+    _ok(
+        await http.post(
+            f"/states/{name}", content=body, headers={"Content-Type": "application/json"}
+        )
+    )
+    if _ok(await http.get(f"/states/{name}")).content != body:
+        raise BenchError(f"GET {name} did not give the bytes back")
+
+
+async def encryption_case(env: Env) -> Result:
+    """The cost of INFRAGRAPH_ENCRYPTION_KEY: the same POST then GET against a second
+    server on the same database with a key set. Every generated instance holds a value
+    Terraform marks sensitive, so every row's secrets are sealed too."""
+    body = dumps(generate_state(env.size.import_instances))
+    key = base64.b64encode(os.urandom(32)).decode()
+    env_with_key = {"INFRAGRAPH_API_TOKENS": None, "INFRAGRAPH_ENCRYPTION_KEY": key}
+    with live_server(env.database_url, env_with_key, timeout=60) as server:
+        sealed = Client(server.url, connections=4)
+        try:
+            names = (f"bench/sealed-{n}" for n in itertools.count())
+            clear = (f"bench/clear-{n}" for n in itertools.count())
+            cand, base = await alternate(
+                functools.partial(_import_and_get, sealed, names, body),
+                functools.partial(_import_and_get, env.http, clear, body),
+                env.size.runs,
+            )
+        finally:
+            await sealed.aclose()
+    async with env.pool.acquire() as conn:
+        sealed_rows = await conn.fetchval(
+            """SELECT count(*) FROM states s JOIN resources r ON r.state_id = s.id
+               WHERE s.name = 'bench/sealed-0' AND substring(r.secrets FROM 1 FOR 1) = '\\x01'"""
+        )
+    if sealed_rows != env.size.import_instances:
+        raise BenchError(f"encryption: {sealed_rows} sealed rows, not every instance")
+    return Result(
+        "import + GET, encrypted",
+        f"POST then GET a {env.size.import_instances:,}-instance state ({len(body) / 1e6:.1f} MB), "
+        "INFRAGRAPH_ENCRYPTION_KEY set",
+        "the same without a key",
+        cand,
+        base,
+        "ratio <= 1.3",
+        cand / base <= 1.3,
+        env.size.runs,
+    )
 
 
 def _peak_rss_bytes(pid: int) -> int:
@@ -1004,7 +1066,230 @@ async def policy_new_case(env: Env) -> Result:
     )
 
 
-IMPORT_GROUP = (import_case,)
+# --- dashboard: pages rendered by the server ---------------------------------------------
+
+_HTML = {"Accept": "text/html"}
+_DRAWN_NODE = re.compile(rb'<g class="node[^"]*" data-depth="(\d+)" data-address=')
+_RADIUS_LAYER = re.compile(rb"depth (\d+): ([\d,]+)")
+
+
+async def _page(env: Env, path: str) -> bytes:
+    return _ok(await env.http.get(path, headers=_HTML)).content
+
+
+DASHBOARD_VERSIONS = 3  # of each state on the overview: its current one is read
+
+
+async def dashboard_overview_case(env: Env) -> Result:
+    """The overview (`/`) of `dashboard_states` states of a few resources and
+    DASHBOARD_VERSIONS versions each."""
+    count = env.size.dashboard_states
+    names = [f"bench/dash-{i:04d}" for i in range(count)]
+
+    async def write(name: str, serial: int) -> None:
+        body = dumps(generate_state(5, hubs=1, seed=3, serial=serial, lineage="dash"))
+        _ok(await env.http.post(f"/states/{name}", content=body))
+
+    for serial in range(1, DASHBOARD_VERSIONS + 1):
+        await asyncio.gather(*(write(name, serial) for name in names))
+    html = b""
+
+    async def candidate() -> None:
+        nonlocal html
+        html = await _page(env, "/")
+
+    seconds, _ = await alternate(candidate, None, env.size.runs)
+    listed = html.count(b'<tr data-state="bench/dash-')
+    if listed != count:
+        raise BenchError(f"overview: {listed} states listed, not {count}")
+    return Result(
+        "dashboard overview",
+        f"GET / (HTML) listing {count:,} states of {DASHBOARD_VERSIONS} versions",
+        "(absolute)",
+        seconds,
+        None,
+        "< 300 ms",
+        seconds < 0.3,
+        env.size.runs,
+    )
+
+
+async def dashboard_resource_case(env: Env) -> Result:
+    """The resource page of the hub with the biggest blast radius of an
+    `import_instances` state: attributes, history, neighbours and the radius picture
+    (walked by the first render, untimed: later renders read the kept walk)."""
+    state = "bench/dash-big"
+    document = generate_state(env.size.import_instances, seed=5)
+    _ok(await env.http.post(f"/states/{state}", content=dumps(document)))
+    [hub, *_] = await _roots(env, state)
+    path = "/ui/resource?" + urllib.parse.urlencode({"state": state, "address": hub})
+    started = time.perf_counter()
+    html = await _page(env, path)
+    first_s = time.perf_counter() - started
+
+    async def candidate() -> None:
+        nonlocal html
+        html = await _page(env, path)
+
+    seconds, _ = await alternate(candidate, None, env.size.runs)
+    total = (await graphql(env, _BLAST_QUERY, state=state, address=hub, maxDepth=10, first=1))[
+        "blastRadius"
+    ]["totalCount"]
+    layers = {int(d): int(n.replace(b",", b"")) for d, n in _RADIUS_LAYER.findall(html)}
+    drawn = collections.Counter(int(d) for d in _DRAWN_NODE.findall(html))
+    if sum(layers.values()) != total or any(
+        drawn[d] != min(n, DRAWN_PER_LAYER) for d, n in layers.items()
+    ):
+        raise BenchError(f"resource page: radius {layers} drawn {drawn}, GraphQL total {total}")
+    return Result(
+        "dashboard resource",
+        f"GET /ui/resource of a hub of {env.size.import_instances:,} instances "
+        f"(radius {total:,}, kept walk)",
+        "(absolute)",
+        seconds,
+        None,
+        "< 300 ms",
+        seconds < 0.3,
+        env.size.runs,
+        {"first render (walks the radius)": f"{first_s * 1000:.0f} ms"},
+    )
+
+
+IMPORT_GROUP = (import_case, encryption_case)
+# --- across states -----------------------------------------------------------------------
+
+_HUBS = 12  # generate_state's default: its first resources are the hubs
+_CROSS_QUERY = """
+query($state: String!, $address: String!, $cross: Boolean!, $first: Int!) {
+  blastRadius(state: $state, address: $address, crossStates: $cross, maxDepth: 50,
+              first: $first) {
+    totalCount edges { node { depth path resource { address } } } } }"""
+
+
+def _across_documents(env: Env) -> tuple[list[bytes], bytes]:
+    """`cross_states` states of `cross_instances` each: state 0's first hub is the root and
+    its id output `hub`; each other state reads it through terraform_remote_state (a data
+    source its hubs depend on). And the same graph as one state: each state's resources in
+    a module of their own, the data source a resource there depending on the root."""
+    size = env.size
+    states = [generate_state(size.cross_instances, seed=k) for k in range(size.cross_states)]
+    [root] = [r for r in states[0]["resources"] if r["name"] == "r0"]
+    hub_id = root["instances"][0]["attributes"]["id"]
+    states[0]["outputs"] = {"hub": {"value": hub_id, "type": "string"}}
+    address = f"{env.http.base_url}/states/{_ACROSS}-0"
+    merged: list[dict[str, Any]] = []
+    for k, document in enumerate(states):
+        module = f"module.s{k}"
+        if k:
+            up = {
+                "mode": "data",
+                "type": "terraform_remote_state",
+                "name": "up",
+                "provider": 'provider["terraform.io/builtin/terraform"]',
+                "instances": [
+                    {
+                        "schema_version": 0,
+                        "attributes": {
+                            "backend": "http",
+                            "config": {"value": {"address": address}, "type": "dynamic"},
+                            "outputs": {"value": {"hub": hub_id}, "type": "dynamic"},
+                        },
+                    }
+                ],
+            }
+            for resource in document["resources"]:
+                if int(resource["name"][1:]) < _HUBS:
+                    for instance in resource["instances"]:
+                        instance["dependencies"] = ["data.terraform_remote_state.up"]
+            stand_in = {
+                **up,
+                "mode": "managed",
+                "type": "terraform_data",
+                "instances": [{"schema_version": 0, "attributes": {"id": f"up-{k}"},
+                               "dependencies": ["module.s0.aws_vpc.r0"]}],
+            }  # fmt: skip
+            merged.append({"module": module, **stand_in})
+            document["resources"].append(up)
+        for resource in document["resources"]:
+            if resource["mode"] == "managed":
+                merged.append(_in_module(resource, module))
+    one = generate_state(1)
+    one["resources"] = merged
+    return [dumps(d) for d in states], dumps(one)
+
+
+def _in_module(resource: dict[str, Any], module: str) -> dict[str, Any]:
+    """`resource` moved into `module` (its dependencies with it)."""
+
+    def moved(address: str) -> str:
+        return address.replace("data.terraform_remote_state.up", "terraform_data.up")
+
+    instances = [
+        {**i, "dependencies": [f"{module}.{moved(d)}" for d in i.get("dependencies", [])]}
+        for i in resource["instances"]
+    ]
+    inner = resource.get("module")
+    return {
+        **resource,
+        "module": f"{module}.{inner}" if inner else module,
+        "instances": instances,
+    }
+
+
+_ACROSS = "bench/across"
+_MERGED = "bench/across-merged"
+
+
+async def cross_blast_radius_case(env: Env) -> Result:
+    """The radius of the root across `cross_states` states (crossStates: true, walked
+    anew for every request), against the single-state radius of the same graph in one
+    state (its kept walk forgotten before each run), maxDepth 50: the same resources (the
+    whole graph). Depths may differ: past 30,000 instances a state's direct edges are
+    approximated and keep a few implied ones (app/tfstate/reduction.py), so the one big
+    state has shortcuts the small ones have not."""
+    documents, merged = _across_documents(env)
+    for k, body in enumerate(documents):
+        _ok(await env.http.post(f"/states/{_ACROSS}-{k}", content=body))
+    _ok(await env.http.post(f"/states/{_MERGED}", content=merged))
+    async with env.pool.acquire() as conn:
+        await conn.execute("ANALYZE")
+    first = 100
+    found: dict[str, Any] = {}
+
+    async def across() -> None:
+        found["across"] = (await graphql(
+            env, _CROSS_QUERY, state=f"{_ACROSS}-0", address="aws_vpc.r0", cross=True, first=first
+        ))["blastRadius"]  # fmt: skip
+
+    async def single() -> None:
+        found["single"] = (await graphql(
+            env, _CROSS_QUERY, state=_MERGED, address="module.s0.aws_vpc.r0", cross=False,
+            first=first,
+        ))["blastRadius"]  # fmt: skip
+
+    cand, base = await alternate(
+        across, single, env.size.runs, reset=functools.partial(_forget_walks, env)
+    )
+    total = found["across"]["totalCount"]
+    if total != found["single"]["totalCount"] or total < env.size.cross_states:
+        raise BenchError(
+            f"cross-state blast radius: {total} across states, "
+            f"{found['single']['totalCount']} in one state"
+        )
+    return Result(
+        "cross-state blast radius",
+        f"blastRadius(crossStates: true, first: {first}) over {env.size.cross_states} states "
+        f"x {env.size.cross_instances:,} instances, via GraphQL",
+        "the single-state radius of the same graph in one state, none kept before",
+        cand,
+        base,
+        "ratio <= 2",
+        (cand / (base or cand)) <= 2,
+        env.size.runs,
+        {"radius": total},
+    )
+
+
 BIG_GROUP = (
     big_import_case,
     blast_radius_case,
@@ -1017,6 +1302,8 @@ LOCK_GROUP = (locks_case,)
 PLAN_GROUP = (plan_case,)
 HISTORY_GROUP = (change_case, storage_case, diff_case, history_case)
 POLICY_GROUP = (policy_write_case, policy_new_case)
+DASHBOARD_GROUP = (dashboard_overview_case, dashboard_resource_case)
+ACROSS_GROUP = (cross_blast_radius_case,)
 GROUPS = {
     "import": IMPORT_GROUP,
     "big": BIG_GROUP,
@@ -1024,4 +1311,6 @@ GROUPS = {
     "plan": PLAN_GROUP,
     "history": HISTORY_GROUP,
     "policies": POLICY_GROUP,
+    "dashboard": DASHBOARD_GROUP,
+    "across": ACROSS_GROUP,
 }

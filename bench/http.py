@@ -74,7 +74,8 @@ class Client:
     ) -> Response:
         if json is not None:
             content = dumps(json)
-            headers = {"Content-Type": "application/json", **(headers or {})}
+        # every body here is JSON: the server refuses a state-changing body of another type
+        headers = {"Content-Type": "application/json", **(headers or {})}
         head = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
         message = (
             f"{method} {path} HTTP/1.1\r\nHost: {self._host}\r\n{head}"

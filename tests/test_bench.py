@@ -14,6 +14,7 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
     cases = {r.case for r in results}
     assert cases == {
         "import",
+        "import + GET, encrypted",
         "big import",
         "blast radius",
         "blast radius, whole",
@@ -28,10 +29,21 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
         "history",
         "policies, write",
         "policies, new",
+        "dashboard overview",
+        "dashboard resource",
+        "cross-state blast radius",
     }
     for result in results:
         assert result.candidate_s > 0
         # every case has a same-run baseline but the absolute goals (plan, diff, history, a
         # kept blast-radius page) and storage (sizes)
-        absolute = ("plan", "storage", "diff", "history", "blast radius, page")
+        absolute = (
+            "plan",
+            "storage",
+            "diff",
+            "history",
+            "blast radius, page",
+            "dashboard overview",
+            "dashboard resource",
+        )
         assert (result.baseline_s is None) == (result.case in absolute)

@@ -10,7 +10,7 @@ from tests.live_server import LiveServer, server_fixture
 from tests.test_cli import TOKEN, Cli
 
 server = server_fixture({"INFRAGRAPH_API_TOKENS": f"ci:{TOKEN}"}, scope="module")
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
+AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
 HEADER = '{"kind": "header", "system": "crm", "version": 1}\n'
 TABLE = '{"kind": "table", "ref": "contacts", "spec": {"name": "Contacts"}}\n'
 

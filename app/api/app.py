@@ -1,36 +1,84 @@
-"""The Starlette-mountable GraphQL app: `/graphql` (POST, GET; GraphiQL for browsers).
+"""The Starlette-mountable GraphQL app: `/graphql` (POST, GET; GraphiQL for browsers;
+subscriptions over a graphql-transport-ws websocket), and `/console/`.
+
+The GraphiQL page is ours (graphiql.html): it loads GraphiQL from its CDN and,
+where the browser cannot reach it, falls back to the server's own console
+(console/: plain JS and CSS, nothing from elsewhere), also served at /console/.
 
 Bodies and JSON variables are read by `app.jsonutil.read` (its limits) and
 refused past `max_graphql_bytes` (413, before or while they stream in); an
 answer past MAX_RESPONSE_BYTES is replaced by a LIMIT_EXCEEDED error (the cost
 limit of app.api.limits keeps answers far below it: this is the backstop).
+
+With tokens configured, a websocket that came without an Authorization header
+(browsers cannot set one) must authenticate in its `connection_init` payload:
+{"authorization": "Bearer <token>"} (or Basic); else it is closed with 4403.
 """
 
+from collections.abc import Mapping
+from datetime import timedelta
+from pathlib import Path
 from typing import Any, Literal
 
 from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Receive, Scope, Send
-from strawberry.asgi import GraphQL
+from starlette.websockets import WebSocket, WebSocketDisconnect
+from strawberry.asgi import ASGIWebSocketAdapter, GraphQL
+from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http import GraphQLHTTPResponse
+from strawberry.http.base import BaseRequestProtocol
+from strawberry.http.exceptions import WebSocketDisconnected
+from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
 
-from app import jsonutil
+from app import db, jsonutil
+from app.access import UNVERIFIED
 from app.api.context import Context, make_context
 from app.api.errors import coded
 from app.api.limits import LIMIT_EXCEEDED
 from app.api.schema import schema
+from app.auth import identify
 from app.config import MIB, Settings
-from app.errors import BadInput, LimitExceeded
+from app.errors import BadInput, LimitExceeded, Unauthenticated
 
 MAX_RESPONSE_BYTES = 64 * MIB
+# A websocket must send connection_init (its token, maybe) within it, else it is closed.
+CONNECTION_INIT_WAIT = timedelta(seconds=10)
+CONSOLE_DIR = Path(__file__).resolve().parent / "console"
+GRAPHIQL_PAGE = (Path(__file__).resolve().parent / "graphiql.html").read_text()
+
+
+class _TextWebSocket(ASGIWebSocketAdapter):
+    """Messages as text frames, what graphql-transport-ws clients read (encode_json's
+    bytes would go as binary ones)."""
+
+    async def send_json(self, message: Mapping[str, object]) -> None:
+        try:
+            await self.ws.send_text(jsonutil.dumps(message).decode())
+        except WebSocketDisconnect as exc:
+            raise WebSocketDisconnected from exc
 
 
 class GraphQLApp(GraphQL[Context, None]):
-    def __init__(self, *args: Any, max_body: int, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.max_body = max_body
+    websocket_adapter_class = _TextWebSocket
+
+    def __init__(self, settings: Settings) -> None:
+        """GraphiQL, introspection and suggestions in errors only when the schema is public
+        (INFRAGRAPH_PUBLIC_SCHEMA)."""
+        ide: Literal["graphiql"] | None = "graphiql" if settings.public_schema else None
+        super().__init__(
+            schema,
+            graphql_ide=ide,
+            subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,),
+            connection_init_wait_timeout=CONNECTION_INIT_WAIT,
+            allowed_origins=settings.cors_origins,  # websockets from pages elsewhere
+        )
+        self.max_body = settings.max_graphql_bytes
+        self.suggestions = settings.public_schema  # "Did you mean ...?" in errors
+        self.tokens: Mapping[str, str] = settings.api_tokens
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -57,8 +105,38 @@ class GraphQLApp(GraphQL[Context, None]):
 
         await super().__call__(scope, bounded, send)
 
-    async def get_context(self, request: Request, response: Response) -> Context:  # type: ignore[override]
+    def should_render_graphql_ide(self, request: BaseRequestProtocol) -> bool:
+        """Also a browser opening a link with ?query= (GraphiQL starts with that query);
+        any other GET with a query runs it."""
+        opened = request.method == "GET" and "text/html" in request.headers.get("accept", "")
+        return (opened and self.graphql_ide is not None) or super().should_render_graphql_ide(
+            request
+        )
+
+    async def render_graphql_ide(self, request: Request) -> Response:
+        return HTMLResponse(GRAPHIQL_PAGE)
+
+    async def get_context(
+        self, request: Request | WebSocket, response: Response | WebSocket
+    ) -> Context:
         return make_context(request, response)
+
+    async def on_ws_connect(self, context: Context) -> None:
+        """A websocket that came without a token shows one in connection_init's payload,
+        identified as a header's would be (database tokens, expiry, revocation)."""
+        if context.principal is not UNVERIFIED:
+            return
+        params = context.connection_params
+        authorization = params.get("authorization") if isinstance(params, dict) else None
+        try:
+            caller = await identify(
+                self.tokens,
+                context.token_cache,
+                authorization if isinstance(authorization, str) else None,
+            )
+        except (Unauthenticated, *db.ERROR_TYPES):
+            raise ConnectionRejectionError() from None
+        context.identified(caller)
 
     def parse_json(self, data: str | bytes) -> Any:
         try:
@@ -71,7 +149,7 @@ class GraphQLApp(GraphQL[Context, None]):
     ) -> GraphQLHTTPResponse:
         if result.errors:
             # A new list: the validation cache may share the old one between requests.
-            result.errors = [coded(error) for error in result.errors]
+            result.errors = [coded(error, suggestions=self.suggestions) for error in result.errors]
         return await super().process_result(request, result)
 
     def encode_json(self, data: object) -> bytes:
@@ -84,7 +162,10 @@ class GraphQLApp(GraphQL[Context, None]):
         return jsonutil.dumps({"data": None, "errors": [error]})
 
 
-def graphql_route(settings: Settings, path: str = "/graphql") -> Route:
-    """GraphiQL and introspection only when the schema is public (INFRAGRAPH_PUBLIC_SCHEMA)."""
-    ide: Literal["graphiql"] | None = "graphiql" if settings.public_schema else None
-    return Route(path, GraphQLApp(schema, graphql_ide=ide, max_body=settings.max_graphql_bytes))
+def graphql_routes(settings: Settings, path: str = "/graphql") -> list[BaseRoute]:
+    """`path` over HTTP and websocket; the console only when the schema is public."""
+    app = GraphQLApp(settings)
+    routes: list[BaseRoute] = [Route(path, app), WebSocketRoute(path, app)]
+    if settings.public_schema:
+        routes.append(Mount("/console", StaticFiles(directory=CONSOLE_DIR, html=True)))
+    return routes

@@ -6,14 +6,17 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 import asyncpg
 import strawberry
-from starlette.requests import Request
+from starlette.requests import HTTPConnection
 from starlette.responses import Response
+from starlette.websockets import WebSocket
 
 from app import db
+from app.access import Principal
 from app.api.catalog.loaders import CatalogLoaders
 from app.api.graph.loaders import GraphLoaders
-from app.auth import ANONYMOUS
+from app.auth import TokenCache, principal
 from app.config import Settings
+from app.graph.notify import EventFeed
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -21,13 +24,32 @@ T = TypeVar("T")
 
 @dataclass
 class Context:
-    request: Request
-    response: Response
+    request: HTTPConnection  # a Request, or the WebSocket of a subscription
+    response: Response | WebSocket
     pool: asyncpg.Pool
     settings: Settings
-    actor: str  # who is asking, as the auth middleware named them
+    principal: Principal  # who is asking, as the auth middleware found them (app.access)
     graph: GraphLoaders
     catalog: CatalogLoaders
+    events: EventFeed  # what subscriptions follow
+    # a websocket's connection_init payload (strawberry sets it)
+    connection_params: dict[str, object] | None = None
+
+    @property
+    def actor(self) -> str:
+        """The caller's name, as events record it."""
+        return self.principal.name
+
+    def identified(self, caller: Principal) -> None:
+        """A websocket's caller, once its connection_init showed a token (app.api.app):
+        the loaders read what it may read."""
+        self.principal = caller
+        self.graph = GraphLoaders(self.pool, self.settings, caller.patterns)
+
+    @property
+    def token_cache(self) -> TokenCache:
+        cache: TokenCache = self.request.app.state.token_cache
+        return cache
 
     async def with_conn(
         self,
@@ -43,15 +65,17 @@ class Context:
 Info = strawberry.Info[Context, None]
 
 
-def make_context(request: Request, response: Response) -> Context:
+def make_context(request: HTTPConnection, response: Response | WebSocket) -> Context:
     pool: asyncpg.Pool = request.app.state.pool
     settings: Settings = request.app.state.settings
+    caller = principal(request)
     return Context(
         request=request,
         response=response,
         pool=pool,
         settings=settings,
-        actor=getattr(request.state, "actor", ANONYMOUS),
-        graph=GraphLoaders(pool, settings),
+        principal=caller,
+        graph=GraphLoaders(pool, settings, caller.patterns),
         catalog=CatalogLoaders(pool),
+        events=request.app.state.event_feed,
     )

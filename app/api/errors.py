@@ -13,6 +13,7 @@ without its message (which may leak internals).
 """
 
 import logging
+import re
 
 from graphql import GraphQLError
 from strawberry.relay import GlobalIDValueError
@@ -25,6 +26,8 @@ from app.observe import UNAVAILABLE, UNEXPECTED, request_id
 log = logging.getLogger("infragraph.api")
 
 INTERNAL = "INTERNAL_SERVER_ERROR"
+# graphql-core's hints, which name the schema's fields, types and arguments
+_SUGGESTION = re.compile(r"\s*Did you mean .*$", re.DOTALL)
 
 
 def _app_error(error: GraphQLError) -> AppError | None:
@@ -46,7 +49,9 @@ def code_of(error: GraphQLError) -> str | None:
     return None
 
 
-def coded(error: GraphQLError) -> GraphQLError:
+def coded(error: GraphQLError, *, suggestions: bool = True) -> GraphQLError:
+    """The error with its code; without `suggestions` (a private schema), with no hint
+    that names what the schema holds."""
     code = code_of(error)
     expected = _app_error(error)
     extensions = {**(error.extensions or {}), "code": code or INTERNAL}
@@ -58,6 +63,8 @@ def coded(error: GraphQLError) -> GraphQLError:
         message = f"internal server error (request {request_id.get()})"
     else:
         message = expected.message if expected is not None else error.message
+        if not suggestions:
+            message = _SUGGESTION.sub("", message)
     return GraphQLError(
         message,
         nodes=error.nodes,

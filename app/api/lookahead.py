@@ -20,7 +20,7 @@ from graphql import (
     SelectionSetNode,
     get_named_type,
 )
-from graphql.execution.values import get_argument_values
+from graphql.execution.values import VariableValues, get_argument_values
 
 from app.api.context import Info
 
@@ -43,7 +43,10 @@ class Selected:
         """By GraphQL name; raises GraphQLError for a bad value (validation refuses those)."""
         if self.definition is None:
             return {}
-        return get_argument_values(self.definition, self.node, self.raw.variable_values)
+        variables: VariableValues | dict[str, Any] = self.raw.variable_values
+        if isinstance(variables, dict):  # what Strawberry's execution hands resolvers
+            variables = VariableValues(sources={}, coerced=variables)
+        return get_argument_values(self.definition, self.node, variables)
 
 
 def selected_here(info: Info) -> list[Selected]:

@@ -13,6 +13,7 @@ from typing import Any
 from starlette.requests import Request
 
 from app.errors import BadInput, LimitExceeded
+from app.http import declared_length
 from app.jsonutil import JsonInputError, read
 from app.tfstate import EncryptedState, EnvelopeError, ScannedState, StateError, parse_body
 
@@ -37,8 +38,8 @@ async def read_body(request: Request, limit: int) -> bytes:
     """The request body, at most `limit` bytes (413 otherwise), checked against its
     Content-MD5 when one is sent (400 on a mismatch)."""
     expected = _content_md5(request)
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
+    declared = declared_length(request.headers)
+    if declared is not None and declared > limit:
         raise LimitExceeded(
             f"the body ({declared} bytes) is over the limit of {limit} bytes", {"limit": limit}
         )

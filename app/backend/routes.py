@@ -6,6 +6,13 @@
     LOCK   /states/{name}[/lock]  body: LockInfo; 409 with the holder's LockInfo
     UNLOCK /states/{name}[/lock]  the holder's LockInfo, or a force-unlock
 
+Who may (app.access), checked in `states` for every method: GET needs the write role
+(raw bytes hold what GraphQL masks; an `iac:` state, which IaC redacts, only read),
+POST, LOCK, UNLOCK and DELETE the write role, a force-unlock admin; all of them in
+the token's states. `iac:` states are IaC apply's alone: POST, LOCK and DELETE of one
+are 403. A body that changes state must be `application/json` (what Terraform and
+OpenTofu send): a browser's cross-site form post cannot be.
+
 Bodies are read before a connection is taken, so no transaction waits on a
 client; states are parsed off the event loop. Large POSTs (over
 `large_write_bytes`, or of unknown length) run at most `max_large_writes` at
@@ -25,15 +32,25 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from app import db
-from app.auth import actor
+from app.access import IAC_PREFIX, Role
+from app.auth import actor, principal
 from app.backend.protocol import decode_state, invalid_state, lock_info, read_body, unlock_request
-from app.errors import BadInput, Locked, MethodNotAllowed, NotFound, Unavailable
+from app.errors import (
+    BadInput,
+    Forbidden,
+    Locked,
+    MethodNotAllowed,
+    NotFound,
+    Unavailable,
+    UnsupportedMediaType,
+)
 from app.graph import locks, raw
 from app.graph.store import Written
-from app.http import json_response
+from app.http import declared_length, json_response
 from app.jsonutil import gc_paused
 from app.observe import IMPORT_BYTES, LARGE_WRITES_REFUSED, LOCK_CONFLICTS, STATE_WRITES
 from app.tfstate import StateError
+from app.tfstate.remote import Server
 
 LOCK_INFO_LIMIT = 64 * 1024
 MAX_NAME_LENGTH = 512
@@ -92,8 +109,8 @@ class WriteSlots:
 
 
 def _write_slot(request: Request) -> contextlib.AbstractContextManager[None]:
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) <= request.app.state.settings.large_write_bytes:
+    declared = declared_length(request.headers)
+    if declared is not None and declared <= request.app.state.settings.large_write_bytes:
         return contextlib.nullcontext()
     slots: WriteSlots = request.app.state.large_writes
     return slots.slot()
@@ -126,9 +143,20 @@ async def _write(request: Request, name: str, body: bytes, lock_id: str | None) 
                 state=state,
                 actor=actor(request),
                 keep_last=request.app.state.settings.prune_keep_last,
+                servers=own_servers(request),
             )
         except StateError as exc:  # an instance the write normalized
             raise invalid_state(exc) from None
+
+
+def own_servers(request: Request) -> list[Server]:
+    """This server's base URLs: the address the request was received on (the listening
+    socket's, not the Host header a client chose) and INFRAGRAPH_PUBLIC_URLS."""
+    found: list[Server] = list(request.app.state.settings.public_urls)
+    if (listening := request.scope.get("server")) is not None:
+        host, port = listening
+        found.append(Server.parse(f"{request.url.scheme}://{host}" + (f":{port}" if port else "")))
+    return found
 
 
 async def delete_state(request: Request, name: str) -> Response:
@@ -151,6 +179,8 @@ async def lock_state(request: Request, name: str) -> Response:
 
 async def unlock_state(request: Request, name: str) -> Response:
     lock_id, force = unlock_request(await read_body(request, LOCK_INFO_LIMIT))
+    if force:
+        principal(request).require(Role.ADMIN, f"force-unlock state {name!r}")
     async with db.connection(_pool(request)) as conn:
         released = await locks.unlock(conn, name, lock_id, force=force, actor=actor(request))
     return json_response({"name": name, "unlocked": released})
@@ -178,12 +208,48 @@ def _state_name(request: Request) -> str:
     return name
 
 
+_IAC_WRITES = frozenset({"POST", "LOCK", "DELETE"})  # an `iac:` state's: IaC apply's alone
+
+
+def _check_access(request: Request, name: str) -> None:
+    """Forbidden unless the caller may `request.method` state `name` (see the module)."""
+    method = request.method
+    doing = f"{method} state {name!r}"
+    iac = name.startswith(IAC_PREFIX)
+    if iac and method in _IAC_WRITES:
+        raise Forbidden(
+            f"{doing}: IaC states are written by IaC apply only (the HTTP backend reads them)",
+            {"state": name},
+        )
+    needs = Role.READ if iac and method == "GET" else Role.WRITE
+    principal(request).require_state(needs, name, doing)
+
+
+def _check_media_type(request: Request) -> None:
+    """A body that changes state is JSON: what a cross-site form cannot send."""
+    if request.method == "GET":
+        return
+    has_body = request.headers.get("content-length", "0") != "0" or (
+        "transfer-encoding" in request.headers
+    )
+    media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if has_body and media_type != "application/json":
+        raise UnsupportedMediaType(
+            f"a {request.method} body must be Content-Type: application/json, not "
+            f"{media_type or 'none'}",
+            {"content_type": media_type or None},
+        )
+
+
 async def states(request: Request) -> Response:
     """One endpoint for every method, so an unknown one gets a JSON 405 too."""
     handler = _HANDLERS.get(request.method)
     if handler is None:
         raise MethodNotAllowed(f"method {request.method} is not allowed on /states", [*_HANDLERS])
-    return await handler(request, _state_name(request))
+    name = _state_name(request)
+    _check_access(request, name)
+    _check_media_type(request)
+    return await handler(request, name)
 
 
 class _StatesApp:

@@ -7,7 +7,8 @@ from uuid import UUID
 import asyncpg
 
 from app.errors import AppError, BadInput, NotFound
-from app.graph.sensitive import Path, overlaps, sensitive_paths
+from app.graph.links import sensitive_attributes
+from app.graph.sensitive import Path, opened, overlaps, restore, sensitive_paths
 
 
 @dataclass(frozen=True)
@@ -36,24 +37,28 @@ _MISSING = object()
 # The rows that version `x` holds and version `y` does not: those that began after y
 # and up to x (x newer), or that ended after x and up to y (x older). Each is one range
 # of an index (resources_opened, resources_closed): the work follows the change.
-_ONLY_AT = """(
-    SELECT id, address, attributes, sensitive_attributes FROM resources r
-    WHERE r.state_id = n.state_id AND r.serial_from > {y}.serial
-      AND r.serial_from <= {x}.serial AND (r.serial_to IS NULL OR r.serial_to > {x}.serial)
+_COLUMNS = (
+    f"r.id, r.address, r.attributes, {sensitive_attributes('r')} AS sensitive_attributes, r.secrets"
+)
+_ONLY_AT = f"""(
+    SELECT {_COLUMNS} FROM resources r
+    WHERE r.state_id = n.state_id AND r.serial_from > {{y}}.serial
+      AND r.serial_from <= {{x}}.serial AND (r.serial_to IS NULL OR r.serial_to > {{x}}.serial)
   UNION ALL
-    SELECT id, address, attributes, sensitive_attributes FROM resources r
-    WHERE r.state_id = n.state_id AND r.serial_to > {x}.serial
-      AND r.serial_to <= {y}.serial AND r.serial_from <= {x}.serial)"""
+    SELECT {_COLUMNS} FROM resources r
+    WHERE r.state_id = n.state_id AND r.serial_to > {{x}}.serial
+      AND r.serial_to <= {{y}}.serial AND r.serial_from <= {{x}}.serial)"""
 _ONLY_AT_VERSION = _ONLY_AT.format(x="n", y="o")
 _ONLY_AT_AGAINST = _ONLY_AT.format(x="o", y="n")
 
 # Per (version, against serial): the resources whose attributes differ, added or
-# removed, compared by address inside the database (JSONB equality). Rows are shared
+# removed, compared by address inside the database (JSONB equality; rows holding
+# secrets (app/graph/sensitive.py) are compared again once those are opened). Rows are shared
 # by the versions of their serial range (migration 0005), so only the rows that begin
 # or end between the two serials can differ: the work follows the change, not the state.
 # An encrypted version has no rows to compare: its pairs get none.
 _DIFF = f"""
-    SELECT k.version_id, k.against, o.id AS against_id,
+    SELECT k.version_id, k.against, o.id AS against_id, n.state_id,
            CASE WHEN n.encrypted THEN n.serial WHEN o.encrypted THEN o.serial END AS encrypted,
            c.*
     FROM unnest($1::uuid[], $2::bigint[]) AS k (version_id, against)
@@ -64,10 +69,12 @@ _DIFF = f"""
                CASE WHEN b.id IS NULL THEN 'added' WHEN a.id IS NULL THEN 'removed'
                     ELSE 'changed' END AS change,
                b.attributes AS old_attributes, a.attributes AS new_attributes,
-               b.sensitive_attributes AS old_sensitive, a.sensitive_attributes AS new_sensitive
+               b.sensitive_attributes AS old_sensitive, a.sensitive_attributes AS new_sensitive,
+               b.secrets AS old_secrets, a.secrets AS new_secrets
         FROM {_ONLY_AT_VERSION} a
         FULL JOIN {_ONLY_AT_AGAINST} b ON a.address = b.address
         WHERE a.id IS NULL OR b.id IS NULL OR a.attributes IS DISTINCT FROM b.attributes
+           OR a.secrets IS DISTINCT FROM b.secrets
     ) c ON o.id IS NOT NULL AND NOT (n.encrypted OR o.encrypted)
     ORDER BY k.version_id, k.against, c.address"""
 
@@ -99,14 +106,33 @@ async def diff_versions(
         elif record["change"] == "removed":
             diff.removed.append(record["address"])
         elif record["change"] == "changed":
-            sensitive = sensitive_paths(record["old_sensitive"]) + sensitive_paths(
-                record["new_sensitive"]
+            changes = stored_changes(
+                (record["old_attributes"], record["old_sensitive"], record["old_secrets"]),
+                (record["new_attributes"], record["new_sensitive"], record["new_secrets"]),
+                record["state_id"],
             )
-            changes = attribute_changes(
-                record["old_attributes"], record["new_attributes"], sensitive
-            )
-            diff.changed.append(ResourceChange(record["address"], changes))
+            if changes:  # none: only the sealing of equal secrets differed
+                diff.changed.append(ResourceChange(record["address"], changes))
     return diffs
+
+
+# A stored row's attributes, sensitive_attributes and secrets columns.
+StoredAttributes = tuple[Any, Any, bytes | None]
+
+
+def stored_changes(
+    old: StoredAttributes, new: StoredAttributes, state_id: UUID
+) -> list[AttributeChange]:
+    """The attribute changes between two stored rows of an address of state `state_id`:
+    their secrets are put back to be compared, then withheld with the paths Terraform
+    marks sensitive."""
+    old_secrets, new_secrets = opened(old[2], state_id), opened(new[2], state_id)
+    sensitive = [
+        *sensitive_paths(old[1]),
+        *sensitive_paths(new[1]),
+        *(path for path, _ in old_secrets + new_secrets),
+    ]
+    return attribute_changes(restore(old[0], old_secrets), restore(new[0], new_secrets), sensitive)
 
 
 def attribute_changes(old: Any, new: Any, sensitive: list[Path]) -> list[AttributeChange]:

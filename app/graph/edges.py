@@ -236,7 +236,7 @@ _EXPIRE = f"""
     WHERE x.state_id = old.state_id AND x.walk_id = old.id"""
 
 
-def _check_depth(max_depth: int) -> None:
+def check_depth(max_depth: int) -> None:
     if max_depth < 1:
         raise BadInput(f"maxDepth must be at least 1, got {max_depth}")
     if max_depth > MAX_DEPTH:
@@ -266,7 +266,7 @@ async def blast_radius(
     paged at, which must be the root's. `rows=False`: each radius' size only (its
     page's total; no rows). A row has ROW_COLUMNS (it is at its root's version), and
     with `attributes` its attributes."""
-    _check_depth(max_depth)
+    check_depth(max_depth)
     depth, address = (after[1], after[2]) if after else (0, "")  # (0, ""): before depth 1
     key = (*key_arrays(roots), max_depth, direction.value, DIRECT_EDGES)
     page = (depth, address, first + 1 if rows else 0)
@@ -294,11 +294,8 @@ def _unkept(
     of another version than its root's is refused."""
     found = {record["page_owner"]: record for record in records}
     for record in found.values():
-        if serial is not None and record["serial"] != serial:
-            raise BadInput(
-                f"the cursor pages the blast radius at serial {serial}, "
-                f"this resource is at serial {record['serial']}: start again without it"
-            )
+        if serial is not None:
+            check_cursor_serial(serial, record["serial"])
     return [
         ord
         for ord in range(1, roots + 1)
@@ -309,6 +306,15 @@ def _unkept(
 def path_addresses(path: str) -> list[str]:
     """A page row's path, as the walk encodes it, back to its list of addresses."""
     return [address.replace("\x01\x02", "\x01") for address in path.split("\x01\x01")]
+
+
+def check_cursor_serial(cursor: int, serial: int) -> None:
+    """A blast radius cursor pages the version of the root it was taken at."""
+    if cursor != serial:
+        raise BadInput(
+            f"the cursor pages the blast radius at serial {cursor}, "
+            f"this resource is at serial {serial}: start again without it"
+        )
 
 
 async def forget_walks(
@@ -325,3 +331,74 @@ async def forget_walks(
         state_id,
         serials,
     )
+
+
+@dataclass(frozen=True)
+class RadiusLayer:
+    depth: int
+    total: int  # the resources at this depth
+    drawn: list[tuple[UUID, str]]  # the first of them by address: (row id, address)
+
+
+@dataclass(frozen=True)
+class RadiusLayers:
+    """A blast radius summarised for a picture: per depth, its size and its first
+    resources, and the direct edges between those (near id, far id: the walk's way)."""
+
+    total: int
+    layers: list[RadiusLayer]
+    edges: list[tuple[UUID, UUID]]
+
+
+# Per depth of a kept walk ($1 root row id at $2 version, $3..$5 its key): the depth's
+# size and its first $6 resources by address (one index range each, the primary key).
+_LAYERS = f"""
+    WITH walk AS (
+        SELECT w.id, w.state_id FROM {KEYS_AT_VERSIONS}
+        JOIN blast_walks w ON {_WALK_OF_ROOT} AND w.kept),
+    layer AS (
+        SELECT x.depth, count(*) AS total FROM walk w
+        JOIN blast_walk_rows x ON x.state_id = w.state_id AND x.walk_id = w.id
+        GROUP BY x.depth)
+    SELECT l.depth, l.total, d.resource_id, d.address FROM layer l, walk w
+    CROSS JOIN LATERAL (
+        SELECT x.resource_id, x.address FROM blast_walk_rows x
+        WHERE x.state_id = w.state_id AND x.walk_id = w.id AND x.depth = l.depth
+        ORDER BY x.address LIMIT $6) d
+    ORDER BY l.depth, d.address"""
+# The direct edges between resources $2 at version $1, the walk's way (near -> far).
+_EDGES_BETWEEN = """
+    SELECT d.{near} AS near, d.{far} AS far
+    FROM state_versions kv JOIN resource_dependencies d
+      ON {valid} AND d.direct AND d.{near} = ANY($2::uuid[]) AND d.{far} = ANY($2::uuid[])
+    WHERE kv.id = $1"""
+
+
+async def radius_layers(
+    conn: asyncpg.Connection,
+    root: ResourceKey,
+    direction: Direction = Direction.DEPENDENTS,
+    *,
+    limits: WalkLimits,
+    max_depth: int = DEFAULT_DEPTH,
+    per_layer: int,
+) -> RadiusLayers:
+    """The blast radius of `root` by depth: each depth's size and its first `per_layer`
+    resources by address, with the direct edges among those and the root. Walks (and
+    keeps) the radius as `blast_radius` does, so a big radius costs its walk once."""
+    pages = await blast_radius(conn, [root], direction, limits=limits, max_depth=max_depth, first=1)
+    if root not in pages:
+        return RadiusLayers(0, [], [])
+    key = (*key_arrays([root]), max_depth, direction.value, DIRECT_EDGES)
+    layers: dict[int, RadiusLayer] = {}
+    for r in await conn.fetch(_LAYERS, *key, per_layer):
+        layer = layers.setdefault(r["depth"], RadiusLayer(r["depth"], r["total"], []))
+        layer.drawn.append((r["resource_id"], r["address"]))
+    near, far = _HOP[direction]
+    ids = [root[0], *(i for layer in layers.values() for i, _ in layer.drawn)]
+    edges_sql = _EDGES_BETWEEN.format(
+        near=near, far=far, valid=valid_at("d", "kv.state_id", "kv.serial")
+    )
+    found = await conn.fetch(edges_sql, root[1], ids)
+    total = sum(layer.total for layer in layers.values())
+    return RadiusLayers(total, list(layers.values()), [(r["near"], r["far"]) for r in found])

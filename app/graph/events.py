@@ -42,24 +42,32 @@ async def list_events(
     *,
     first: int,
     after: tuple[int, UUID] | None = None,
+    count: bool = True,
+    readable: list[str] | None = None,
 ) -> dict[Any, Page[asyncpg.Record]]:
-    """Events newest first: per state name (events outlive their state), or all (owner ALL)."""
-    owner, where = (
-        ("e.state_name", "e.state_name = ANY($1::text[])")
+    """Events newest first: per state name (events outlive their state), or all (owner
+    ALL: the newest by one index range, migration 0017; `count=False` leaves the
+    total uncounted, None, a pass over every event saved); of the states `readable`
+    lets a caller see (app.access)."""
+    owner, where, single = (
+        ("e.state_name", "e.state_name = ANY($1::text[])", None)
         if state_names
-        else (str(ALL), "$1::text[] IS NULL")
+        else (str(ALL), "$1::text[] IS NULL", str(ALL))
     )
     sql = paged_sql(
-        f"SELECT {owner} AS owner, e.id, e.created_at FROM events e WHERE {where}",
+        f"""SELECT {owner} AS owner, e.id, e.created_at FROM events e
+            WHERE {where} AND may_read(e.state_name, $5::text[])""",
         order="created_at DESC, id DESC",
         after="""($2::bigint IS NULL OR (created_at, id) <
                   ('epoch'::timestamptz + $2 * interval '1 microsecond', $3::uuid))""",
         limit="$4",
         select=EVENT_COLUMNS,
         joins="LEFT JOIN events e ON e.id = p.id",
+        owner=single,
+        count=count,
     )
     after_us, after_id = after or (None, None)
-    records = await conn.fetch(sql, state_names, after_us, after_id, first + 1)
+    records = await conn.fetch(sql, state_names, after_us, after_id, first + 1, readable)
     return pages_by_owner(records, first, EVENT_KEY)
 
 

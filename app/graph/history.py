@@ -13,9 +13,9 @@ from typing import Any
 
 import asyncpg
 
-from app.graph.diff import AttributeChange, attribute_changes
+from app.graph.diff import AttributeChange, stored_changes
+from app.graph.links import sensitive_attributes
 from app.graph.resources import KEYS_AT_VERSIONS, ResourceKey, key_arrays
-from app.graph.sensitive import sensitive_paths
 from app.paging import Keyset, Page
 
 HISTORY_KEY = Keyset(("serial",), (int,))  # newest first
@@ -55,9 +55,18 @@ _FIELDS = {
     "resource_extra": "resource_extra",
 }
 
+
+def _field(column: str) -> str:
+    # sensitive as readers see them (app/graph/links.py)
+    if column == "sensitive_attributes":
+        return f"{sensitive_attributes('r')} AS sensitive_attributes"
+    return f"r.{column}"
+
+
 _HISTORY = f"""
-    SELECT k.ord, kv.serial AS upto, r.serial_from, r.serial_to, r.attributes,
-           {", ".join(f"r.{column}" for column in _FIELDS)},
+    SELECT k.ord, kv.serial AS upto, kv.state_id, r.serial_from, r.serial_to, r.attributes,
+           r.secrets,
+           {", ".join(_field(column) for column in _FIELDS)},
            vf.created_at AS from_at, vf.created_by AS from_by,
            vt.created_at AS to_at, vt.created_by AS to_by
     FROM {KEYS_AT_VERSIONS}
@@ -122,10 +131,11 @@ def _removed(row: asyncpg.Record) -> HistoryEntry:
 
 
 def _changed(old: asyncpg.Record, new: asyncpg.Record) -> HistoryEntry:
-    sensitive = sensitive_paths(old["sensitive_attributes"]) + sensitive_paths(
-        new["sensitive_attributes"]
+    attributes = stored_changes(
+        (old["attributes"], old["sensitive_attributes"], old["secrets"]),
+        (new["attributes"], new["sensitive_attributes"], new["secrets"]),
+        new["state_id"],
     )
-    attributes = attribute_changes(old["attributes"], new["attributes"], sensitive)
     fields = [name for column, name in _FIELDS.items() if _differs(old[column], new[column])]
     return _entry(new, Change.CHANGED, attributes, fields)
 

@@ -9,6 +9,7 @@ LOCK and UNLOCK are one statement each (with their audit event): the common
 case costs one round trip.
 """
 
+from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
@@ -17,6 +18,7 @@ import asyncpg
 from app.errors import Locked, NotFound
 from app.graph.store import Written, delete_state, ensure_state, write_version
 from app.tfstate import EncryptedState, ScannedState
+from app.tfstate.remote import Server
 
 
 async def _hold(conn: asyncpg.Connection, name: str) -> UUID | None:
@@ -153,6 +155,7 @@ async def guarded_write(
     state: ScannedState | EncryptedState,
     actor: str,
     keep_last: int | None = None,
+    servers: Sequence[Server] = (),
 ) -> Written:
     """Store `body` as the next version of `name` (store.write_version's rules), refused
     with Locked while a lock is held under another ID than `lock_id`. With no lock
@@ -168,6 +171,7 @@ async def guarded_write(
             state=state,
             detail={"lock": lock_id} if lock_id else None,
             keep_last=keep_last,
+            servers=servers,
         )
 
 

@@ -511,9 +511,11 @@ async def list_violations(
     open: bool | None,
     first: int,
     after: tuple[str, str, str, int] | None = None,
+    readable: list[str] | None = None,
 ) -> Page[asyncpg.Record]:
     """Violations by state name, address, policy name and first serial; of one state
-    and/or policy; open only (`open` true), resolved only (false) or all (None)."""
+    and/or policy; open only (`open` true), resolved only (false) or all (None); of the
+    states `readable` lets a caller see (app.access)."""
     sql = paged_sql(
         f"""SELECT {ALL} AS owner, pv.id, s.name COLLATE "C" AS state_name,
                    pv.address COLLATE "C" AS address, pol.name COLLATE "C" AS policy_name,
@@ -521,7 +523,8 @@ async def list_violations(
             FROM policy_violations pv JOIN states s ON s.id = pv.state_id
             JOIN policies pol ON pol.id = pv.policy_id
             WHERE ($1::text IS NULL OR s.name = $1) AND ($2::text IS NULL OR pol.name = $2)
-              AND ($3::boolean IS NULL OR (pv.serial_to IS NULL) = $3)""",
+              AND ($3::boolean IS NULL OR (pv.serial_to IS NULL) = $3)
+              AND may_read(s.name, $9::text[])""",
         order="state_name, address, policy_name, serial_from",
         after="""($4::text IS NULL OR (state_name, address, policy_name, serial_from)
                   > ($4, $5::text, $6::text, $7::bigint))""",
@@ -534,5 +537,5 @@ async def list_violations(
         owner=str(ALL),
     )
     cursor = after or (None, None, None, None)
-    records = await conn.fetch(sql, state, policy, open, *cursor, first + 1)
+    records = await conn.fetch(sql, state, policy, open, *cursor, first + 1, readable)
     return single_page(records, first, VIOLATION_KEY)

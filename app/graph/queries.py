@@ -43,19 +43,22 @@ async def list_states(
     after: tuple[str] | None = None,
     name_prefix: str | None = None,
     kind: StateKind | None = None,
+    readable: list[str] | None = None,
 ) -> Page[asyncpg.Record]:
-    """States by name (byte order)."""
+    """States by name (byte order); of those `readable` lets a caller see (app.access)."""
     sql = paged_sql(
         f"""SELECT {ALL} AS owner, s.id, s.name COLLATE "C" AS name FROM states s
             WHERE ($1::text IS NULL OR starts_with(s.name, $1))
-              AND ($2::text IS NULL OR s.kind = $2)""",
+              AND ($2::text IS NULL OR s.kind = $2) AND may_read(s.name, $5::text[])""",
         order="name",
         after="($3::text IS NULL OR name > $3)",
         limit="$4",
         select=STATE_COLUMNS,
         joins="LEFT JOIN states s ON s.id = p.id",
     )
-    records = await conn.fetch(sql, name_prefix, kind and kind.value, after and after[0], first + 1)
+    records = await conn.fetch(
+        sql, name_prefix, kind and kind.value, after and after[0], first + 1, readable
+    )
     return single_page(records, first, STATE_KEY)
 
 
@@ -95,12 +98,14 @@ async def versions_of(
 async def current_versions(
     conn: asyncpg.Connection, state_ids: list[UUID]
 ) -> dict[UUID, asyncpg.Record]:
-    """The current (highest serial) version of each state that has one."""
+    """The current (highest serial) version of each state that has one: one index probe
+    a state (state_versions (state_id, serial DESC)), however many versions it has."""
     records = await conn.fetch(
-        f"""SELECT DISTINCT ON (v.state_id) {VERSION_COLUMNS}, {STATE_COLUMNS}
-            FROM state_versions v JOIN states s ON s.id = v.state_id
-            WHERE v.state_id = ANY($1::uuid[])
-            ORDER BY v.state_id, v.serial DESC""",
+        f"""SELECT {VERSION_COLUMNS}, {STATE_COLUMNS}
+            FROM states s CROSS JOIN LATERAL (
+                SELECT * FROM state_versions v WHERE v.state_id = s.id
+                ORDER BY v.serial DESC LIMIT 1) v
+            WHERE s.id = ANY($1::uuid[])""",
         state_ids,
     )
     return {r["state_id"]: r for r in records}
@@ -164,3 +169,20 @@ async def locks_of(conn: asyncpg.Connection, state_ids: list[UUID]) -> dict[UUID
         state_ids,
     )
     return {r["state_id"]: r for r in records}
+
+
+async def totals(conn: asyncpg.Connection, readable: list[str] | None = None) -> asyncpg.Record:
+    """How many states, resource instances in their current versions, and locks held; of
+    the states `readable` lets a caller see (app.access)."""
+    record = await conn.fetchrow(
+        """SELECT (SELECT count(*) FROM states s WHERE may_read(s.name, $1::text[])) AS states,
+                  (SELECT coalesce(sum(v.resource_count), 0) FROM states s
+                   CROSS JOIN LATERAL (SELECT resource_count FROM state_versions
+                                       WHERE state_id = s.id ORDER BY serial DESC LIMIT 1) v
+                   WHERE may_read(s.name, $1::text[])) AS resources,
+                  (SELECT count(*) FROM state_locks l JOIN states s ON s.id = l.state_id
+                   WHERE may_read(s.name, $1::text[])) AS locked""",
+        readable,
+    )
+    assert record is not None  # an aggregate always has its row
+    return record

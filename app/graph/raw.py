@@ -10,7 +10,6 @@ else streamed a piece at a time with bounded memory.
 
 import asyncio
 import dataclasses
-import hashlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from uuid import UUID
@@ -19,7 +18,7 @@ import asyncpg
 import zstandard
 from pyfastcdc import FastCDC
 
-from app import db
+from app import crypto, db
 from app.config import MIB
 
 KIB = 1024
@@ -49,7 +48,21 @@ def cut(
 
 
 def chunk_hash(chunk: bytes | memoryview) -> bytes:
-    return hashlib.sha256(chunk).digest()
+    """SHA-256 of the chunk; with a key, HMAC-SHA256 under it (app/crypto.py): a stored
+    hash then confirms no guessed content."""
+    return crypto.keyring().mac(chunk)
+
+
+MD5_BYTES = 16
+
+
+def seal_md5(md5: bytes, state_id: UUID) -> bytes:
+    """A version's MD5 as stored: sealed with a key, as it would confirm a guessed body."""
+    return crypto.keyring().seal(md5, state_id.bytes)
+
+
+def open_md5(stored: bytes, state_id: UUID) -> bytes:
+    return crypto.keyring().open_fixed(stored, MD5_BYTES, state_id.bytes)
 
 
 @dataclass(frozen=True)
@@ -70,10 +83,18 @@ def chunks_of(body: bytes) -> Chunks:
     return Chunks(hashes, distinct)
 
 
-def compress(chunks: list[memoryview]) -> list[bytes]:
-    # one zstd frame each, with its checksum: a damaged chunk fails to decompress
+def compress(chunks: list[memoryview], state_id: UUID) -> list[bytes]:
+    """Each chunk as stored: one zstd frame with its checksum (a damaged chunk fails to
+    decompress), sealed with a key."""
+    ring = crypto.keyring()
     compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True)
-    return [compressor.compress(chunk) for chunk in chunks]
+    return [ring.seal(compressor.compress(chunk), state_id.bytes) for chunk in chunks]
+
+
+def decompress(stored: list[bytes], state_id: UUID) -> bytes:
+    ring = crypto.keyring()
+    decompressor = zstandard.ZstdDecompressor()
+    return b"".join(decompressor.decompress(ring.open(data, state_id.bytes)) for data in stored)
 
 
 def spans(lengths: list[int], limit: int) -> list[tuple[int, int]]:
@@ -110,7 +131,7 @@ async def save_raw(conn: asyncpg.Connection, state_id: UUID, body: bytes) -> lis
     lengths = [len(chunks.distinct[digest]) for digest in missing]
     for start, stop in spans(lengths, PIECE_BYTES):
         data = await asyncio.to_thread(
-            compress, [chunks.distinct[digest] for digest in missing[start:stop]]
+            compress, [chunks.distinct[digest] for digest in missing[start:stop]], state_id
         )
         await conn.execute(
             """INSERT INTO raw_state_chunks (state_id, hash, length, data)
@@ -196,7 +217,7 @@ async def raw_version(
     version = RawVersion(
         state_id=head["state_id"],
         version_id=head["id"],
-        md5=head["raw_md5"],
+        md5=open_md5(head["raw_md5"], head["state_id"]),
         size=head["inline_size"] if chunk_lengths is None else sum(chunk_lengths),
         chunk_lengths=chunk_lengths,
     )
@@ -252,5 +273,4 @@ async def _read_piece(
     )
     if len(rows) != stop - start:
         return None
-    decompressor = zstandard.ZstdDecompressor()
-    return b"".join(decompressor.decompress(row["data"]) for row in rows)
+    return await asyncio.to_thread(decompress, [row["data"] for row in rows], version.state_id)

@@ -9,8 +9,9 @@ from uuid import UUID
 import asyncpg
 
 from app.errors import BadInput, NotFound
+from app.graph.links import hides_linked_outputs, sensitive_attributes
 from app.graph.queries import STATE_COLUMNS, VERSION_COLUMNS, valid_at
-from app.graph.sensitive import sensitive_paths, withhold
+from app.graph.sensitive import is_index, sensitive_paths, withhold
 from app.paging import ALL, Keyset, Page, paged_sql, pages_by_owner, single_page
 
 
@@ -28,6 +29,8 @@ class ResourceFilter:
     mode: Mode | None = None
     address: str | None = None
     address_prefix: str | None = None
+    # the state-name patterns a caller may read (app.access.Principal.patterns); None: all
+    readable: tuple[str, ...] | None = None
     attributes: Any = None  # a JSON object the attributes must contain (`@>`, GIN)
 
     def __hash__(self) -> int:
@@ -44,8 +47,9 @@ ResourceKey = tuple[UUID, UUID]
 # The columns of a resource row but its attributes: about 1 KB of JSONB each, which a
 # page of a thousand rows decodes only when the query selects them (attributes_of loads
 # them for rows read without).
-ROW_COLUMNS = """r.id, r.address, r.mode, r.type, r.name, r.provider, r.module_path,
-    r.each, r.index_key, r.deposed, r.status, r.sensitive_attributes"""
+ROW_COLUMNS = f"""r.id, r.address, r.mode, r.type, r.name, r.provider, r.module_path,
+    r.each, r.index_key, r.deposed, r.status,
+    {sensitive_attributes("r")} AS sensitive_attributes"""
 # The columns of a resource row, with its version's and state's (see queries.py).
 RESOURCE_COLUMNS = f"{ROW_COLUMNS}, r.attributes, {VERSION_COLUMNS}, {STATE_COLUMNS}"
 # Joins a page `p` (with `id` and `state_id` columns) to ROW_COLUMNS.
@@ -98,6 +102,8 @@ def filter_conditions(f: ResourceFilter, arg: Params) -> str:
     conditions = []
     if f.state is not None:
         conditions.append(f"s.name = {arg(f.state)}")
+    if f.readable is not None:
+        conditions.append(f"may_read(s.name, {arg(list(f.readable))}::text[])")
     if f.type is not None:
         conditions.append(f"r.type = {arg(f.type)}")
     if f.provider is not None:
@@ -119,6 +125,8 @@ def filter_conditions(f: ResourceFilter, arg: Params) -> str:
                 {"attributes": f.attributes},
             )
         conditions.append(f"r.attributes @> {arg(f.attributes)}::jsonb")
+        if "outputs" in f.attributes:  # sensitive in a producer: never matched
+            conditions.append(f"NOT {hides_linked_outputs('r')}")
     return " AND ".join(conditions) or "true"
 
 
@@ -229,19 +237,27 @@ async def attributes_of(
 
 
 async def find_resource(
-    conn: asyncpg.Connection, state: str, address: str, serial: int | None = None
+    conn: asyncpg.Connection,
+    state: str,
+    address: str,
+    serial: int | None = None,
+    *,
+    readable: list[str] | None = None,
 ) -> asyncpg.Record:
-    """The resource at `address` in state `state` (current version, or at `serial`)."""
+    """The resource at `address` in state `state` (current version, or at `serial`), of
+    a state `readable` lets the caller see (app.access): else NotFound, as if absent."""
     record = await conn.fetchrow(
         f"""SELECT {RESOURCE_COLUMNS}
             FROM (SELECT v2.id FROM states s2 JOIN state_versions v2 ON v2.state_id = s2.id
                   WHERE s2.name = $1 AND ($3::bigint IS NULL OR v2.serial = $3)
+                    AND may_read(s2.name, $4::text[])
                   ORDER BY v2.serial DESC LIMIT 1) k
             JOIN state_versions v ON v.id = k.id JOIN states s ON s.id = v.state_id
             JOIN resources r ON {valid_at("r", "v.state_id", "v.serial")} AND r.address = $2""",
         state,
         address,
         serial,
+        readable,
     )
     if record is None:
         at = f" at serial {serial}" if serial is not None else ""
@@ -256,8 +272,29 @@ def attribute_value(attributes: Any, sensitive_attributes: Any, path: Sequence[s
     for key in path:
         if isinstance(value, dict):
             value = value.get(key)
-        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+        elif isinstance(value, list) and is_index(key, value):
             value = value[int(key)]
         else:
             return None
     return value
+
+
+async def output_sources(
+    conn: asyncpg.Connection, version_ids: list[UUID]
+) -> dict[UUID, list[asyncpg.Record]]:
+    """Each version's output lineage: rows of `output_name`, `path` and the source
+    resource (RESOURCE_COLUMNS), by output name, address and path."""
+    records = await conn.fetch(
+        f"""SELECT x.output_name, x.path, {RESOURCE_COLUMNS}
+            FROM state_versions v
+            JOIN states s ON s.id = v.state_id
+            JOIN output_lineage x ON {valid_at("x", "v.state_id", "v.serial")}
+            JOIN resources r ON r.id = x.resource_id AND r.state_id = v.state_id
+            WHERE v.id = ANY($1::uuid[])
+            ORDER BY v.id, x.output_name, r.address COLLATE "C", x.path""",
+        version_ids,
+    )
+    found: dict[UUID, list[asyncpg.Record]] = {}
+    for record in records:
+        found.setdefault(record["version_id"], []).append(record)
+    return found

@@ -38,8 +38,8 @@ class Pruned:
     chunks: int  # raw-byte chunks no remaining version uses
 
 
-# The rows of `alias` (a resources, edges or outputs row) that a version of their state
-# holds: one at a serial in [serial_from, serial_to).
+# The rows of `alias` (a resources, edges, outputs, links or lineage row) that a version
+# of their state holds: one at a serial in [serial_from, serial_to).
 _HELD = """EXISTS (SELECT 1 FROM state_versions v
                   WHERE v.state_id = {alias}.state_id AND v.serial >= {alias}.serial_from
                     AND ({alias}.serial_to IS NULL OR v.serial < {alias}.serial_to))"""
@@ -59,7 +59,9 @@ def _for(sql: str, alias: str) -> str:
 _DELETE_ORPHANS = f"""
     WITH edges AS (DELETE FROM resource_dependencies d WHERE {_for(_ORPHANS, "d")} RETURNING 1),
          rows AS (DELETE FROM resources r WHERE {_for(_ORPHANS, "r")} RETURNING 1),
-         outs AS (DELETE FROM outputs o WHERE {_for(_ORPHANS, "o")} RETURNING 1)
+         outs AS (DELETE FROM outputs o WHERE {_for(_ORPHANS, "o")} RETURNING 1),
+         links AS (DELETE FROM state_links l WHERE {_for(_ORPHANS, "l")}),
+         lineage AS (DELETE FROM output_lineage x WHERE {_for(_ORPHANS, "x")})
     SELECT (SELECT count(*) FROM rows) AS resources, (SELECT count(*) FROM edges) AS edges,
            (SELECT count(*) FROM outs) AS outputs"""
 

@@ -4,9 +4,23 @@
 `{"type": "get_attr", "value": "password"}` or
 `{"type": "index", "value": {"value": 0, "type": "number"}}`. A path here is
 a tuple of keys: attribute names, and list indexes or map keys as strings.
+
+A cty path names values, not JSON: an attribute of dynamic type (`terraform_data`'s
+`input`, `terraform_remote_state`'s `config`) is stored as {"value": ..., "type": ...},
+and the path `input.password` is at `input.value.password` in the document. `locate`
+finds the JSON path of a cty path in a document.
+
+Secrets are also taken out of the attributes when a version is stored (`split`; see
+app/graph/store.py), so that search and filters never see them, and put back to
+render the document (`join`).
 """
 
+from collections.abc import Iterator
 from typing import Any
+from uuid import UUID
+
+from app import crypto
+from app.jsonutil import JSON_NULL, dumps, loads
 
 Path = tuple[str, ...]
 EVERYTHING: list[Path] = [()]
@@ -52,21 +66,159 @@ def overlaps(path: Path, paths: list[Path]) -> bool:
     return any(path[: len(s)] == s or s[: len(path)] == path for s in paths)
 
 
-def withhold(value: Any, paths: list[Path]) -> Any:
-    """A copy of `value` with the value at each path replaced by null."""
-    for path in paths:
-        value = _replace(value, path)
+def withhold(value: Any, paths: list[Path], mask: Any = None) -> Any:
+    """A copy of `value` with the value at each path replaced by `mask` (null)."""
+    for path in located(value, paths):
+        value = _put(value, path, mask)
     return value
 
 
-def _replace(value: Any, path: Path) -> Any:
+def is_index(key: str, value: list[Any]) -> bool:
+    """Whether a path step is an index of the list (ASCII digits: "²" is a digit to
+    str.isdigit() but not to int())."""
+    return key.isascii() and key.isdigit() and int(key) < len(value)
+
+
+def locate(value: Any, path: Path) -> Path | None:
+    """The JSON path in `value` of the cty path `path`, through dynamic values'
+    {"value", "type"} wrappers; None when it leads nowhere."""
+    found: list[str] = []
+    for key in path:
+        if isinstance(value, dict) and key not in value and _is_dynamic(value):
+            found.append("value")
+            value = value["value"]
+        if isinstance(value, dict) and key in value:
+            value = value[key]
+        elif isinstance(value, list) and is_index(key, value):
+            value = value[int(key)]
+        else:
+            return None
+        found.append(key)
+    return tuple(found)
+
+
+def located(value: Any, paths: list[Path]) -> list[Path]:
+    """The JSON paths in `value` of those of `paths` that lead somewhere."""
+    return [found for path in paths if (found := locate(value, path)) is not None]
+
+
+def _is_dynamic(value: dict[str, Any]) -> bool:
+    return len(value) == 2 and "value" in value and isinstance(value.get("type"), list | str)
+
+
+# --- secret by convention -----------------------------------------------------------------
+
+# Names of credentials in a backend configuration (s3, azurerm, gcs, http, pg, consul,
+# remote, kubernetes, oss, cos...): `password`, `token`, `*_secret`, `*_key` and the like.
+_CREDENTIAL_NAMES = {"password", "token", "secret", "credentials", "conn_str", "http_auth"}
+_CREDENTIAL_SUFFIXES = ("_password", "_token", "_secret", "_key", "_credentials")
+
+
+def is_credential(name: str) -> bool:
+    return name in _CREDENTIAL_NAMES or name.endswith(_CREDENTIAL_SUFFIXES)
+
+
+def convention_paths(mode: str, type_: str, attributes: Any, marked: list[Path]) -> list[Path]:
+    """Paths Terraform does not mark but that hold secrets: the credentials in a
+    `terraform_remote_state` instance's backend `config`, at any depth (Terraform stores
+    that dynamic value as {"value": ..., "type": ...}; older states the object alone);
+    and in a `terraform_data`, the `output` paths of the `input` paths Terraform marks
+    (`marked`): output is input again, unmarked."""
+    if mode == "managed" and type_ == "terraform_data":
+        return [("output", *path[1:]) for path in marked if path[:1] == ("input",)]
+    if mode != "data" or type_ != "terraform_remote_state" or not isinstance(attributes, dict):
+        return []
+    config = attributes.get("config")
+    if isinstance(config, dict) and _is_dynamic(config):
+        config = config["value"]  # the paths are cty paths: `locate` steps in again
+    return list(_credential_paths(config, ("config",)))
+
+
+def _credential_paths(value: Any, path: Path) -> Iterator[Path]:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if is_credential(key):
+                yield (*path, key)
+            else:
+                yield from _credential_paths(inner, (*path, key))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            yield from _credential_paths(inner, (*path, str(index)))
+
+
+# --- secrets kept apart -------------------------------------------------------------------
+
+# A value taken out of a document, at its path. Stored apart from the document
+# (app/graph/store.py), so that what is searched and shown never holds it.
+Secret = tuple[Path, Any]
+
+
+def split(value: Any, paths: list[Path]) -> tuple[Any, list[Secret]]:
+    """`value` with the value at each path replaced by null, and the values taken, in
+    order, each at its JSON path (`locate`); a path that leads nowhere, or to null,
+    takes nothing."""
+    secrets: list[Secret] = []
+    for path in paths:
+        found = locate(value, path)
+        if found is None:
+            continue
+        secret = _at(value, found)
+        if secret is None or secret is JSON_NULL:
+            continue
+        secrets.append((found, secret))
+        value = _put(value, found, None)
+    return value, secrets
+
+
+def join(value: Any, secrets: list[Secret]) -> Any:
+    """The value `split` was given, from what it returned."""
+    for path, secret in reversed(secrets):  # an outer path was taken after an inner one
+        value = _put(value, path, secret)
+    return value
+
+
+def restore(value: Any, secrets: list[Secret]) -> Any:
+    """A stored value (JSON null at the top: JSON_NULL or None) with its secrets back."""
+    if not secrets:
+        return value
+    return join(None if value is JSON_NULL else value, secrets)
+
+
+def opened(stored: bytes | None, state_id: UUID) -> list[Secret]:
+    """The secrets of a stored row, from its `secrets` column: none when NULL, or b''
+    (a row written before migration 0014, which holds them in place)."""
+    if not stored:
+        return []
+    return unpack(crypto.keyring().open(stored, state_id.bytes))
+
+
+def pack_form(secrets: list[Secret]) -> list[list[Any]]:
+    return [[list(path), secret] for path, secret in secrets]
+
+
+def pack(secrets: list[Secret]) -> bytes:
+    return dumps(pack_form(secrets))
+
+
+def unpack(packed: bytes) -> list[Secret]:
+    return [(tuple(path), secret) for path, secret in loads(packed)]
+
+
+def _at(value: Any, path: Path) -> Any:
+    """The value at a JSON path that `locate` found."""
+    for key in path:
+        value = value[int(key)] if isinstance(value, list) else value[key]
+    return value
+
+
+def _put(value: Any, path: Path, new: Any) -> Any:
     if not path:
-        return None
+        return new
     head, rest = path[0], path[1:]
     if isinstance(value, dict) and head in value:
-        return {**value, head: _replace(value[head], rest)}
-    if isinstance(value, list) and head.isdigit() and int(head) < len(value):
+        return {**value, head: _put(value[head], rest, new)}
+    if isinstance(value, list) and is_index(head, value):
         copy = list(value)
-        copy[int(head)] = _replace(copy[int(head)], rest)
+        copy[int(head)] = _put(copy[int(head)], rest, new)
         return copy
     return value

@@ -6,22 +6,33 @@ document from those rows, never from raw_state.
 """
 
 import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, cast
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar, cast
 from uuid import UUID
 
 import asyncpg
 
+from app import crypto
 from app.errors import BadInput, Conflict, NotFound
-from app.graph import policies
+from app.graph import links, policies
 from app.graph.edges import forget_walks
 from app.graph.events import append_event
 from app.graph.ids import time_ordered_ids
 from app.graph.queries import valid_at
-from app.graph.raw import save_raw
+from app.graph.raw import open_md5, save_raw, seal_md5
 from app.graph.retention import prune_state
-from app.jsonutil import JSON_NULL, gc_paused, loads
+from app.graph.sensitive import (
+    Secret,
+    convention_paths,
+    opened,
+    pack,
+    pack_form,
+    restore,
+    sensitive_paths,
+    split,
+)
+from app.jsonutil import JSON_NULL, dumps, gc_paused, loads
 from app.tfstate import (
     INSTANCE_COLUMNS,
     OUTPUT_COLUMNS,
@@ -33,10 +44,11 @@ from app.tfstate import (
     render_state,
     scan_state,
 )
-from app.tfstate.digest import instance_digest, output_digest
+from app.tfstate.digest import canonical_json, instance_digest, output_digest
 from app.tfstate.order import in_document_order, layout_of
 from app.tfstate.parse import InstanceShape, resolve_edges
 from app.tfstate.reduction import direct_edges
+from app.tfstate.remote import Server
 
 _JSONB_INSTANCE = {
     "index_key",
@@ -97,10 +109,12 @@ async def write_version(
     state: NormalizedState | ScannedState | EncryptedState | None = None,
     detail: dict[str, Any] | None = None,
     keep_last: int | None = None,
+    servers: Sequence[Server] = (),
 ) -> Written:
     """Store `body` as the next version of state `name`; with `keep_last`, then prune
     the state to its last `keep_last` versions (app/graph/retention.py) in the same
-    transaction.
+    transaction. `servers`: the base URLs of this server, whose states the
+    `terraform_remote_state` data sources of the state link to (app/graph/links.py).
 
     Rules Terraform relies on: serial never goes backwards; the same serial
     with a different body is refused, the very same body again is accepted
@@ -115,14 +129,15 @@ async def write_version(
         # Serializes writers of one state: the checks below cannot race.
         await conn.execute("SELECT 1 FROM states WHERE id = $1 FOR UPDATE", state_id)
         current = await current_version(conn, state_id)
+        current_md5 = open_md5(current["raw_md5"], state_id) if current is not None else None
         if isinstance(state, EncryptedState):
             state = state.as_version(
                 current["serial"] if current else None,
                 current["lineage"] if current else None,
-                same_bytes=current is not None and md5 == current["raw_md5"],
+                same_bytes=md5 == current_md5,
             )
         if current is not None:
-            if state.serial == current["serial"] and md5 == current["raw_md5"]:
+            if state.serial == current["serial"] and md5 == current_md5:
                 return Written(state_id, current["id"], state.serial, created=False)
             if current["lineage"] and state.lineage != current["lineage"] and not current["empty"]:
                 raise Conflict(
@@ -139,9 +154,11 @@ async def write_version(
         # Building rows allocates per instance; with the parsed state alive, each GC pass
         # would walk millions of objects that can form no cycle.
         with gc_paused():
-            matched = await _match_rows(conn, state_id, state)
+            matched = await _match_rows(conn, state_id, state, crypto.keyring())
             version_id = await _insert_version(conn, state_id, state, matched, body, md5, actor)
-            changes = await _write_rows(conn, state_id, version_id, state, matched)
+            changes = await _write_rows(conn, state_id, version_id, state, matched, servers)
+        if changes.outputs_changed:
+            await links.record_stale(conn, state_id, state.serial, actor=actor)
         await conn.execute(
             "UPDATE states SET lineage = nullif($2, '') WHERE id = $1", state_id, state.lineage
         )
@@ -194,7 +211,7 @@ async def _insert_version(
         state.lineage,
         state.terraform_version,
         await save_raw(conn, state_id, body),
-        md5,
+        seal_md5(md5, state_id),
         state.extra,
         state.omitted,
         actor,
@@ -203,6 +220,57 @@ async def _insert_version(
         state.encrypted,
     )
     return version_id
+
+
+Row = TypeVar("Row", InstanceRow, OutputRow)
+
+
+@dataclass(frozen=True)
+class Stored(Generic[Row]):
+    """A row as stored: the secrets taken out of `original` (app/graph/sensitive.py),
+    `taken`, to be stored apart, sealed under the keyring's key.
+
+    Its content hash is the original row's as before when it holds no secret, or when
+    there is no key (then everything is in clear anyway); with a key, the hash of the
+    stored row and of the keyed hash of its secrets, so a stored hash confirms no guess."""
+
+    original: Row
+    row: Row
+    hash_of: Callable[[Row, bytes | None], bytes]
+    taken: list[Secret] = field(default_factory=list)
+
+    def keyed_digest(self, ring: crypto.Keyring) -> bytes | None:
+        """The content hash when it is keyed; None when it is the original row's."""
+        if not self.taken or not ring.encrypting:
+            return None
+        return self.hash_of(self.row, ring.mac(canonical_json(pack_form(self.taken))))
+
+    def digest(self, ring: crypto.Keyring) -> bytes:
+        return self.keyed_digest(ring) or self.hash_of(self.original, None)
+
+    def sealed(self, ring: crypto.Keyring, state_id: UUID) -> bytes | None:
+        return ring.seal(pack(self.taken), state_id.bytes) if self.taken else None
+
+
+def stored_instance(row: InstanceRow) -> Stored[InstanceRow]:
+    """The attributes at the paths Terraform marks sensitive, or that are secret by
+    convention, are taken out: search, filters and policies never see them."""
+    marked = sensitive_paths(row.sensitive_attributes)
+    paths = marked + convention_paths(row.mode, row.type, row.attributes, marked)
+    if not paths:
+        return Stored(row, row, instance_digest)
+    attributes, secrets = split(row.attributes, paths)
+    if not secrets:
+        return Stored(row, row, instance_digest)
+    masked = row._replace(attributes=JSON_NULL if attributes is None else attributes)
+    return Stored(row, masked, instance_digest, secrets)
+
+
+def stored_output(row: OutputRow) -> Stored[OutputRow]:
+    """A sensitive output's value is taken out whole."""
+    if not row.sensitive or row.value is None or row.value is JSON_NULL:
+        return Stored(row, row, output_digest)
+    return Stored(row, row._replace(value=JSON_NULL), output_digest, [((), row.value)])
 
 
 @dataclass(frozen=True)
@@ -215,6 +283,7 @@ class RowChanges:
     removed: int
     inserted: list[UUID]
     closed: list[UUID]
+    outputs_changed: bool
 
     def summary(self) -> dict[str, int]:
         return {"added": self.added, "changed": self.changed, "removed": self.removed}
@@ -226,18 +295,25 @@ class _Matched:
 
     refs: list[InstanceShape]  # every instance in document order (its row, when normalized)
     row_ids: list[UUID | None]  # the kept row of each, None for a new one
-    new: list[tuple[int, InstanceRow, bytes, bytes | None]]  # position, row, content hash, raw
+    # position, row as stored, content hash, raw hash
+    new: list[tuple[int, Stored[InstanceRow], bytes, bytes | None]]
     closed: dict[UUID, str]  # the current rows not kept (removed or replaced): their addresses
     changed: int  # of the new rows, those replacing a row at their address
     rehashed: list[tuple[UUID, bytes]]  # kept rows whose raw hash was not the instance's
 
 
 async def _match_rows(
-    conn: asyncpg.Connection, state_id: UUID, state: NormalizedState | ScannedState
+    conn: asyncpg.Connection,
+    state_id: UUID,
+    state: NormalizedState | ScannedState,
+    ring: crypto.Keyring,
 ) -> _Matched:
     """Which instances keep the current version's row: a scanned instance whose raw hash a
     current row has (app/tfstate/scan.py) without normalizing it; any other instance,
-    normalized, when its content hash is its address' row's."""
+    normalized, when its content hash (Stored.digest) is its address' row's.
+
+    A raw hash covers the document's bytes, secrets included: with a key it is keyed
+    (ring.mac), so a stored one confirms no guess."""
     current = {
         r["address"]: (r["id"], r["content_hash"], r["raw_hash"])
         for r in await conn.fetch(
@@ -248,13 +324,14 @@ async def _match_rows(
     }
     refs: list[InstanceShape] = []
     row_ids: list[UUID | None] = []
-    new: list[tuple[int, InstanceRow, bytes, bytes | None]] = []
+    new: list[tuple[int, Stored[InstanceRow], bytes, bytes | None]] = []
     rehashed: list[tuple[UUID, bytes]] = []
     changed = 0
 
     def match(row: InstanceRow, raw: bytes | None) -> None:
         nonlocal changed
-        digest = instance_digest(row)
+        stored = stored_instance(row)
+        digest = stored.digest(ring)
         refs.append(row)
         kept = current.pop(row.address, None)
         if kept is not None and kept[1] == digest:
@@ -266,21 +343,24 @@ async def _match_rows(
             changed += 1
             current[row.address] = kept  # closed below, with the removed ones
         row_ids.append(None)
-        new.append((len(refs) - 1, row, digest, raw))
+        new.append((len(refs) - 1, stored, digest, raw))
 
     if isinstance(state, ScannedState):
         by_raw = {raw: address for address, (_, _, raw) in current.items() if raw is not None}
         # popped: of two equal instances (a duplicate address) the second is normalized
+        raw_hashes = [
+            ring.mac(i.raw_hash) if ring.encrypting else i.raw_hash for i in state.instances
+        ]
         kept_at = {
             position: address
-            for position, instance in enumerate(state.instances)
-            if (address := by_raw.pop(instance.raw_hash, None)) is not None
+            for position, raw_hash in enumerate(raw_hashes)
+            if (address := by_raw.pop(raw_hash, None)) is not None
         }
         seen = set(kept_at.values())  # the addresses normalized instances must not repeat
         for position, instance in enumerate(state.instances):
             address = kept_at.get(position)
             if address is None:
-                match(instance.row(seen), instance.raw_hash)
+                match(instance.row(seen), raw_hashes[position])
             else:
                 refs.append(instance.ref(address))
                 row_ids.append(current.pop(address)[0])
@@ -297,6 +377,7 @@ async def _write_rows(
     version_id: UUID,
     state: NormalizedState | ScannedState,
     matched: _Matched,
+    servers: Sequence[Server],
 ) -> RowChanges:
     """Share the current version's unchanged rows with the new version; insert what was
     added or changed, close what was removed or replaced (serial_to = the new serial).
@@ -306,6 +387,7 @@ async def _write_rows(
     to new rows are inserted, and only edges touching closed rows are closed.
     """
     serial, closed = state.serial, matched.closed
+    ring = crypto.keyring()
     # the dependencies each closed row had, by address (JSON null and absent: None)
     closed_names = (
         {
@@ -340,8 +422,17 @@ async def _write_rows(
             "resources",
             columns=_RESOURCE_COPY_COLUMNS,
             records=[
-                (row_id, state_id, version_id, serial, digest, raw, *row)
-                for (_, row, digest, raw), row_id in zip(matched.new, new_ids, strict=True)
+                (
+                    row_id,
+                    state_id,
+                    version_id,
+                    serial,
+                    digest,
+                    raw,
+                    stored.sealed(ring, state_id),
+                    *stored.row,
+                )
+                for (_, stored, digest, raw), row_id in zip(matched.new, new_ids, strict=True)
             ],
         )
     # every position holds an id now: a kept row's, else a new one (filled in just above)
@@ -358,9 +449,47 @@ async def _write_rows(
         closed,
         _successors(matched, closed_names, new_ids),
     )
-    await _write_outputs(conn, state_id, version_id, state)
+    outputs_changed = await _write_outputs(conn, state_id, version_id, state)
+    # the instances of the new rows as parsed (links read values the rows hold apart)
+    new_rows = {position: stored.original for position, stored, *_ in matched.new}
+    await links.write_links(conn, state_id, serial, new_rows, filled, list(closed), servers)
+    await links.write_lineage(
+        conn,
+        state_id,
+        lambda: _normalized(state),
+        new_rows.values(),
+        filled,
+        list(closed),
+        outputs_changed,
+        serial=serial,
+        outputs=state.outputs,
+    )
     added = len(matched.new) - matched.changed
-    return RowChanges(added, matched.changed, len(closed) - matched.changed, new_ids, list(closed))
+    return RowChanges(
+        added,
+        matched.changed,
+        len(closed) - matched.changed,
+        new_ids,
+        list(closed),
+        outputs_changed,
+    )
+
+
+def _normalized(state: NormalizedState | ScannedState) -> NormalizedState:
+    """A scanned state with every instance normalized (a valid document's: a write
+    normalized those it stored)."""
+    if isinstance(state, NormalizedState):
+        return state
+    seen: set[str] = set()
+    return NormalizedState(
+        state.serial,
+        state.lineage,
+        state.terraform_version,
+        [instance.row(seen) for instance in state.instances],
+        state.outputs,
+        state.extra,
+        state.omitted,
+    )
 
 
 def _successors(
@@ -373,7 +502,8 @@ def _successors(
         return None
     successors: dict[UUID, UUID] = {}
     row_at = {address: row_id for row_id, address in matched.closed.items()}
-    for (_, row, _, _), new_id in zip(matched.new, new_ids, strict=True):
+    for (_, stored, _, _), new_id in zip(matched.new, new_ids, strict=True):
+        row = stored.row
         names = (row.dependencies_raw, row.depends_on_raw)
         if closed_names.get(row.address) != tuple(None if n is JSON_NULL else n for n in names):
             return None
@@ -505,6 +635,7 @@ _RESOURCE_COPY_COLUMNS = (
     "serial_from",
     "content_hash",
     "raw_hash",
+    "secrets",
     *INSTANCE_COLUMNS,
 )
 
@@ -514,8 +645,9 @@ async def _write_outputs(
     state_id: UUID,
     version_id: UUID,
     state: NormalizedState | ScannedState,
-) -> None:
-    """Outputs follow versions like instances do (by name, their position included)."""
+) -> bool:
+    """Outputs follow versions like instances do (by name, their position included).
+    True when any was added, changed or removed."""
     current = {
         r["name"]: r["content_hash"]
         for r in await conn.fetch(
@@ -523,13 +655,27 @@ async def _write_outputs(
             state_id,
         )
     }
+    ring = crypto.keyring()
     new = []
+    withheld: list[tuple[str, Any]] = []  # (name, value) of new rows whose value is sealed
     for row in state.outputs:
-        digest = output_digest(row)
+        stored = stored_output(row)
+        digest = stored.digest(ring)
         if current.get(row.name) == digest:
             del current[row.name]
         else:
-            new.append((state_id, version_id, state.serial, digest, *row))
+            if stored.taken:
+                withheld.append((row.name, row.value))
+            new.append(
+                (
+                    state_id,
+                    version_id,
+                    state.serial,
+                    digest,
+                    stored.sealed(ring, state_id),
+                    *stored.row,
+                )
+            )
     replaced = list(current)  # removed, or changed (a new row follows)
     if replaced:
         await conn.execute(
@@ -547,10 +693,25 @@ async def _write_outputs(
                 "state_version_id",
                 "serial_from",
                 "content_hash",
+                "secrets",
                 *OUTPUT_COLUMNS,
             ),
             records=new,
         )
+    if withheld:
+        # what a consumer read is compared with by digest (app/graph/links.py): the
+        # value is sealed, so its digest is kept beside it
+        await conn.execute(
+            """UPDATE outputs o SET value_digest = md5(v.value::jsonb::text)
+               FROM unnest($3::text[], $4::text[]) AS v (name, value)
+               WHERE o.state_id = $1 AND o.serial_from = $2 AND o.serial_to IS NULL
+                 AND o.name = v.name""",
+            state_id,
+            state.serial,
+            [name for name, _ in withheld],
+            [dumps(value).decode() for _, value in withheld],  # JSON text: lists stay values
+        )
+    return bool(new or replaced)
 
 
 def _select_list(columns: tuple[str, ...], jsonb: set[str]) -> str:
@@ -587,29 +748,48 @@ async def find_version(
     return record
 
 
+# A row's columns as select lists: read back with instance_of and output_of.
+INSTANCE_SELECT = f"{_select_list(INSTANCE_COLUMNS, _JSONB_INSTANCE)}, secrets"
+OUTPUT_SELECT = f"{_select_list(OUTPUT_COLUMNS, _JSONB_OUTPUT)}, secrets"
+
+
+def instance_of(record: asyncpg.Record, state_id: UUID) -> InstanceRow:
+    """The instance row as written (its secrets put back) from INSTANCE_SELECT."""
+    row = InstanceRow(*_from_text(record, INSTANCE_COLUMNS, _JSONB_INSTANCE))
+    if not record["secrets"]:
+        return row
+    return row._replace(attributes=restore(row.attributes, opened(record["secrets"], state_id)))
+
+
+def output_of(record: asyncpg.Record, state_id: UUID) -> OutputRow:
+    """The output row as written from OUTPUT_SELECT."""
+    row = OutputRow(*_from_text(record, OUTPUT_COLUMNS, _JSONB_OUTPUT))
+    if not record["secrets"]:
+        return row
+    return row._replace(value=restore(row.value, opened(record["secrets"], state_id)))
+
+
 async def render_version(conn: asyncpg.Connection, version: asyncpg.Record) -> dict[str, Any]:
     """The state document of `version`, rendered from its normalized rows."""
+    state_id = version["state_id"]
     instance_rows = await conn.fetch(
-        f"""SELECT {_select_list(INSTANCE_COLUMNS, _JSONB_INSTANCE)} FROM resources r
-            WHERE {valid_at("r")}""",
-        version["state_id"],
+        f"SELECT {INSTANCE_SELECT} FROM resources r WHERE {valid_at('r')}",
+        state_id,
         version["serial"],
     )
     output_rows = await conn.fetch(
-        f"""SELECT {_select_list(OUTPUT_COLUMNS, _JSONB_OUTPUT)} FROM outputs o
-            WHERE {valid_at("o")} ORDER BY position""",
-        version["state_id"],
+        f"SELECT {OUTPUT_SELECT} FROM outputs o WHERE {valid_at('o')} ORDER BY position",
+        state_id,
         version["serial"],
     )
-    instances = (
-        InstanceRow(*_from_text(r, INSTANCE_COLUMNS, _JSONB_INSTANCE)) for r in instance_rows
-    )
+    instances = (instance_of(r, state_id) for r in instance_rows)
+    outputs = [output_of(r, state_id) for r in output_rows]
     return render_state(
         serial=version["serial"],
         lineage=version["lineage"],
         terraform_version=version["terraform_version"],
         instances=in_document_order(instances, version["layout"]),
-        outputs=[OutputRow(*_from_text(r, OUTPUT_COLUMNS, _JSONB_OUTPUT)) for r in output_rows],
+        outputs=outputs,
         extra=version["extra"],
         omitted=version["omitted"],
     )
@@ -652,6 +832,7 @@ async def delete_state(conn: asyncpg.Connection, state_id: UUID, name: str, *, a
         state_id,
     )
     await forget_walks(conn, state_id)
+    await links.forget_links(conn, state_id)
     await append_event(
         conn, state_name=name, action="delete", actor=actor, detail={"versions": versions}
     )

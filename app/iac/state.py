@@ -17,6 +17,7 @@ from typing import Any
 
 import asyncpg
 
+from app import crypto
 from app.iac.exactjson import canonical
 
 log = logging.getLogger("infragraph.iac")
@@ -77,14 +78,43 @@ async def secret_key(conn: asyncpg.Connection, configured: str | None) -> bytes:
     database, made on first use. Call it outside a read-only transaction."""
     if configured:
         return configured.encode()
-    key = await conn.fetchval("SELECT key FROM iac_secret_key")
-    if key is None:
+    stored = await conn.fetchval("SELECT key FROM iac_secret_key")
+    if stored is None:
         await conn.execute(
             "INSERT INTO iac_secret_key (key) VALUES ($1) ON CONFLICT DO NOTHING",
-            secrets.token_bytes(32),
+            seal_hash_key(secrets.token_bytes(HASH_KEY_BYTES)),
         )
-        key = await conn.fetchval("SELECT key FROM iac_secret_key")
-    return bytes(key)
+        stored = await conn.fetchval("SELECT key FROM iac_secret_key")
+    return open_hash_key(stored)
+
+
+HASH_KEY_BYTES = 32
+_HASH_KEY_CONTEXT = b"iac_secret_key"
+
+
+def seal_hash_key(key: bytes) -> bytes:
+    """The database-kept key as stored: sealed under INFRAGRAPH_ENCRYPTION_KEY when set
+    (app/crypto.py), as with it a dump would let anyone check a guessed secret."""
+    return crypto.keyring().seal(key, _HASH_KEY_CONTEXT)
+
+
+def open_hash_key(stored: bytes) -> bytes:
+    return crypto.keyring().open_fixed(bytes(stored), HASH_KEY_BYTES, _HASH_KEY_CONTEXT)
+
+
+async def reseal_hash_key(conn: asyncpg.Connection) -> int:
+    """The database-kept key sealed under the current key (`infragraph rotate-key`);
+    1 when it was re-sealed."""
+    stored = await conn.fetchval("SELECT key FROM iac_secret_key")
+    if stored is None:
+        return 0
+    stored, prefix = bytes(stored), crypto.keyring().prefix
+    clear = len(stored) == HASH_KEY_BYTES
+    if clear if prefix is None else not clear and stored.startswith(prefix):
+        return 0  # stored as the current keyring stores it
+    resealed = seal_hash_key(open_hash_key(stored))
+    await conn.execute("UPDATE iac_secret_key SET key = $1", resealed)
+    return 1
 
 
 def state_map(
@@ -139,6 +169,18 @@ async def rows_of(conn: asyncpg.Connection, scope_id: Any, system: str | None) -
         system,
     )
     return [_row(r) for r in records]
+
+
+async def rows_by_scope(conn: asyncpg.Connection) -> dict[str, list[StateRow]]:
+    """Every scope's rows by its id (as text), by system then ref."""
+    records = await conn.fetch(
+        f"""SELECT {", ".join(_COLUMNS)} FROM iac_state
+            ORDER BY scope_id, system, ref, resource_type"""
+    )
+    rows: dict[str, list[StateRow]] = {}
+    for record in records:
+        rows.setdefault(str(record["scope_id"]), []).append(_row(record))
+    return rows
 
 
 def public_view(row: StateRow) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The app in-process (httpx over ASGI, lifespan entered: the real pool), and a GraphQL client."""
 
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import asyncpg
@@ -9,6 +9,8 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
+from app import tokens
+from app.access import Role
 from app.config import Settings
 from app.server import create_app
 
@@ -24,8 +26,63 @@ async def app(database_url: str) -> AsyncIterator[Starlette]:
 async def client(app: Starlette, conn: asyncpg.Connection) -> AsyncIterator[httpx.AsyncClient]:
     """A client of the app, on an emptied database (`conn` writes the test's states)."""
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://test", headers={"Content-Type": "application/json"}
+    ) as c:
         yield c
+
+
+MakeToken = Callable[..., Awaitable[str]]
+BOOT = "boot-secret"  # the closed app's bootstrap admin token
+
+
+@pytest.fixture(scope="module")
+async def closed_app(database_url: str) -> AsyncIterator[Starlette]:
+    """The app with a bootstrap token (so never open), for tests of who sees what."""
+    application = create_app(Settings(api_tokens={BOOT: "boot"}), database_url=database_url)
+    async with application.router.lifespan_context(application):
+        yield application
+
+
+@contextlib.asynccontextmanager
+async def as_token(
+    app: Starlette, secret: str, headers: dict[str, str] | None = None
+) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of `app` carrying the token `secret` (Bearer)."""
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app),
+        base_url="http://test",
+        headers={"Authorization": f"Bearer {secret}", **(headers or {})},
+    ) as client:
+        yield client
+
+
+@pytest.fixture
+async def db_token(conn: asyncpg.Connection) -> AsyncIterator[MakeToken]:
+    """Makes database tokens (app/tokens.py), deleted after the test: a token left
+    behind would close the open app of the next test (TokenCache.any_live at start-up)."""
+
+    async def make(
+        name: str,
+        role: Role = Role.READ,
+        *,
+        states: list[str] | None = None,
+        scopes: list[str] | None = None,
+        expires_days: float | None = None,
+    ) -> str:
+        _, secret = await tokens.create_token(
+            conn,
+            name,
+            role,
+            state_globs=states or [],
+            scopes=scopes or [],
+            expires_days=expires_days,
+            created_by="test",
+        )
+        return secret
+
+    yield make
+    await conn.execute("DELETE FROM api_tokens")
 
 
 async def post(

@@ -16,10 +16,15 @@ from app.graph.store import export_state
 from app.iac import service
 from tests.api.conftest import gql
 from tests.graph.states import resource, state
+from tests.graph.test_links import remote
 
 # The tables that grow with the states: distributed by state_id (with the kept blast-radius
-# walks, migration 0010).
+# walks, migration 0010, and the links between states, 0015). Links are found by producer
+# name too (app/graph/links.py): that lookup spans the consumers' states, each consumer's
+# rows then joined by its state_id, as inventory spans every state.
 GRAPH_TABLES = {
+    "state_links",
+    "output_lineage",
     "resources",
     "resource_dependencies",
     "outputs",
@@ -31,7 +36,7 @@ GRAPH_TABLES = {
 
 WORKLOAD_QUERY = """query($id: ID!) {
   states(first: 5) { edges { node { name
-    currentVersion { serial resourceCount outputs { name value }
+    currentVersion { serial resourceCount outputs { name value sources { path } }
     resources(first: 50, filter: {type: "aws_subnet"}) { totalCount edges { node { id address
       dependencies(first: 5) { totalCount edges { node { address } } }
       dependents(first: 5) { edges { node { address } } }
@@ -48,6 +53,15 @@ WORKLOAD_QUERY = """query($id: ID!) {
   perState: inventory(groupBy: STATE) { key count }
   blastRadius(state: "team/net", address: "aws_vpc.main", maxDepth: 5) { totalCount
     edges { node { resource { address } } } }
+  across: blastRadius(state: "team/net", address: "aws_vpc.main", crossStates: true) {
+    totalCount edges { node { pathStates resource { address attributes } } } }
+  back: blastRadius(state: "team/app", address: "aws_instance.web", direction: DEPENDENCIES,
+                    crossStates: true) { totalCount }
+  app: state(name: "team/app") { producers { address stale outputs { name } } }
+  net: state(name: "team/net") { unreadOutputs consumers { consumer { name } }
+    currentVersion { outputs { readers { address } } } }
+  staleConsumers(state: "team/net") { address }
+  statesGraph { links { consumer } }
   counted: blastRadius(state: "team/net", address: "aws_vpc.main", maxDepth: 4) { totalCount }
   node(id: $id) { ... on Resource { address dependents { totalCount } } }
   violations(open: null) { totalCount edges { node { resource { address } } } }
@@ -60,7 +74,7 @@ POLICY = """mutation { createPolicy(input: {name: "wide", resourceType: "aws_*",
 def _network(serial: int, subnets: int) -> bytes:
     return state(
         [
-            resource("aws_vpc", "main", attributes={"id": "vpc-1"}),
+            resource("aws_vpc", "main", attributes={"id": "vpc-0123456789"}),
             resource(
                 "aws_subnet",
                 "a",
@@ -70,7 +84,18 @@ def _network(serial: int, subnets: int) -> bytes:
             ),
         ],
         serial=serial,
-        outputs={"vpc": {"value": "vpc-1", "type": "string"}},
+        outputs={"vpc": {"value": "vpc-0123456789", "type": "string"}},
+    )
+
+
+def _app(serial: int) -> bytes:
+    """Reads team/net's outputs (http://test is the app's own address in these tests)."""
+    return state(
+        [
+            remote("net", "http://test/states/team/net", {"vpc": "vpc-0123456789"}),
+            resource("aws_instance", "web", depends_on=["data.terraform_remote_state.net"]),
+        ],
+        serial=serial,
     )
 
 
@@ -106,6 +131,8 @@ async def test_every_graph_statement_names_the_state(client, conn, app, statemen
     for serial, subnets in ((1, 2), (2, 3)):
         response = await client.post("/states/team/net", content=_network(serial, subnets))
         assert response.status_code == 200, response.text
+        response = await client.post("/states/team/app", content=_app(serial))
+        assert response.status_code == 200, response.text
     assert (await client.get("/states/team/net")).status_code == 200
     lock = b'{"ID": "l1", "Operation": "OperationTypeApply", "Who": "t"}'
     assert (await client.request("LOCK", "/states/team/net", content=lock)).status_code == 200
@@ -116,7 +143,10 @@ async def test_every_graph_statement_names_the_state(client, conn, app, statemen
         "{ edges { node { id } } } }",
     )
     resource_id = found["resources"]["edges"][0]["node"]["id"]
-    assert (await gql(client, WORKLOAD_QUERY, {"id": resource_id}))["node"]
+    data = await gql(client, WORKLOAD_QUERY, {"id": resource_id})
+    assert data["node"]
+    # the walk across states went on into team/app
+    assert data["across"]["totalCount"] == data["blastRadius"]["totalCount"] + 2
     async with app.state.pool.acquire() as logged:
         await export_state(logged, "team/net", serial=1, actor="test")
         pruned = await prune(logged, state_glob="team/*", keep_last=1, keep_days=None, actor="t")
@@ -128,8 +158,19 @@ async def test_every_graph_statement_names_the_state(client, conn, app, statemen
         plan = await service.plan(logged, "crm", document)
         await service.apply(logged, "crm", document, plan.hash, actor="test")
     await gql(client, 'mutation { updatePolicy(input: {name: "wide", states: "team/*"}) { name } }')
-    response = await client.delete("/states/team/net", headers=headers)
-    assert response.status_code == 200, response.text
+    dashboard = [  # the dashboard's pages (app/dashboard)
+        ("/", {}),
+        ("/ui/state", {"name": "team/net", "from": "2", "to": "2"}),
+        ("/ui/resource", {"state": "team/net", "address": "aws_vpc.main"}),
+        ("/ui/inventory", {"q": '{"id": "vpc-1"}'}),
+        ("/ui/iac", {}),
+    ]
+    for path, params in dashboard:
+        page = await client.get(path, params=params, headers={"Accept": "text/html"})
+        assert page.status_code == 200, page.text
+    for name in ("team/net", "team/app"):
+        response = await client.delete(f"/states/{name}", headers=headers)
+        assert response.status_code == 200, response.text
 
     checked = _graph_statements(statements.statements)
     assert len(checked) >= 15  # the workload reached the graph tables through every path

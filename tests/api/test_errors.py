@@ -97,9 +97,25 @@ async def test_private_schema_has_no_introspection_and_no_graphiql(database_url,
     app = create_app(Settings(public_schema=False), database_url=database_url)
     async with (
         app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client,
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://t",
+            headers={"Content-Type": "application/json"},
+        ) as client,
     ):
         assert set(await error_codes(client, "{ __schema { types { name } } }")) == {"BAD_INPUT"}
         assert await gql(client, "{ states { totalCount } }") == {"states": {"totalCount": 0}}
         page = await client.get("/graphql", headers={"Accept": "text/html"})
         assert page.status_code == 404
+        assert (await client.get("/console/console.js")).status_code == 404
+        # no hint names what the schema holds (a public schema says "Did you mean 'state'?")
+        for typo in ("{ stat { name } }", "{ states(frist: 1) { totalCount } }"):
+            [error] = (await post(client, typo))["errors"]
+            assert error["extensions"]["code"] == "BAD_INPUT"
+            assert "Did you mean" not in error["message"], error["message"]
+            assert "'state'" not in error["message"] and "'first'" not in error["message"]
+
+
+async def test_a_public_schema_suggests(client) -> None:
+    [error] = (await post(client, "{ stat { name } }"))["errors"]
+    assert "Did you mean 'state' or 'states'?" in error["message"]

@@ -293,3 +293,18 @@ async def test_node_ids(client, conn) -> None:
     for bad in ("not-base64!", base64.b64encode(b"State:nope").decode(),
                 base64.b64encode(b"Nope:1").decode()):  # fmt: skip
         assert await error_codes(client, query, {"id": bad}) == ["BAD_INPUT"]
+
+
+async def test_variables_in_the_arguments_of_prefetched_lists(client, conn) -> None:
+    # the lists below `resources` are loaded for the whole page from the query's
+    # selection (app/api/lookahead.py), their arguments read from the variables
+    await write_version(conn, "vars", _app_state(1), actor="test")
+    query = """query($n: Int!, $way: Direction!) {
+      resources(first: 5, filter: {addressPrefix: "aws_vpc"}) { edges { node {
+        dependents(first: $n) { totalCount edges { node { address } } }
+        blastRadius(direction: $way, first: $n) { totalCount } } } } }"""
+    for n in (1, 2):
+        [vpc] = (await gql(client, query, {"n": n, "way": "DEPENDENTS"}))["resources"]["edges"]
+        assert vpc["node"]["dependents"]["totalCount"] == 3
+        assert len(vpc["node"]["dependents"]["edges"]) == n
+        assert vpc["node"]["blastRadius"]["totalCount"] == 3

@@ -64,7 +64,9 @@ LIVE = """query($slug: String!) {
 @pytest.fixture
 async def http(server: LiveServer, conn) -> AsyncIterator[httpx.AsyncClient]:
     """A client of the real server, on an emptied database holding the scope SLUG."""
-    async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
+    async with httpx.AsyncClient(
+        base_url=server.url, timeout=60, headers={"Content-Type": "application/json"}
+    ) as client:
         await gql(
             client,
             "mutation($s: String!) { createScope(slug: $s, name: $s) { id } }",

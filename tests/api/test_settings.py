@@ -27,7 +27,11 @@ async def test_a_plan_over_the_document_limit_is_refused(database_url: str, conn
     app = create_app(Settings(max_document_bytes=100), database_url=database_url)
     async with (
         app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client,
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://t",
+            headers={"Content-Type": "application/json"},
+        ) as client,
     ):
         [error] = (await post(client, PLAN, {"d": DOCUMENT}))["errors"]
     assert error["extensions"]["code"] == "BAD_INPUT"

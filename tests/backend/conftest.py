@@ -23,6 +23,7 @@ def http_client(server: LiveServer, auth: tuple[str, str] | None) -> httpx.Async
     return httpx.AsyncClient(
         base_url=server.url,
         auth=auth,
+        headers={"Content-Type": "application/json"},  # what Terraform sends
         timeout=120,
         limits=httpx.Limits(max_connections=100, max_keepalive_connections=100),
     )

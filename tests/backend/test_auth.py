@@ -1,10 +1,11 @@
 """API tokens: Basic or Bearer on every route but /healthz, the actor in events."""
 
 import base64
+from types import SimpleNamespace
 
 import pytest
 
-from app.auth import AuthMiddleware, authenticate
+from app.auth import UNVERIFIED, AuthMiddleware, TokenCache, authenticate
 from tests.backend.conftest import TOKENS, http_client
 from tests.backend.helpers import assert_error, events, tf_state
 from tests.live_server import server_fixture
@@ -76,11 +77,13 @@ def test_tokens_may_hold_colons() -> None:
     assert authenticate(tokens, basic("ci", "se:cr")) is None
 
 
-async def test_a_websocket_without_a_token_is_closed() -> None:
+async def _websocket(pool, headers: list[tuple[bytes, bytes]]) -> tuple[list[dict], dict | None]:
+    """What AuthMiddleware sends a websocket handshake, and the scope the app got."""
     sent: list[dict] = []
+    reached: list[dict] = []
 
     async def app(scope, receive, send) -> None:
-        raise AssertionError("the request got through")
+        reached.append(scope)
 
     async def receive() -> dict:
         return {"type": "websocket.connect"}
@@ -89,5 +92,20 @@ async def test_a_websocket_without_a_token_is_closed() -> None:
         sent.append(message)
 
     middleware = AuthMiddleware(app, {"secret": "ci"})
-    await middleware({"type": "websocket", "path": "/graphql", "headers": []}, receive, send)
-    assert sent == [{"type": "websocket.close", "code": 1008}]
+    server = SimpleNamespace(state=SimpleNamespace(token_cache=TokenCache(pool, 10)))
+    scope = {"type": "websocket", "path": "/graphql", "headers": headers, "app": server}
+    await middleware(scope, receive, send)
+    return sent, reached[0] if reached else None
+
+
+async def test_a_websocket_with_a_wrong_token_is_closed(pool) -> None:
+    sent, reached = await _websocket(pool, [(b"authorization", b"Bearer nope")])
+    assert sent == [{"type": "websocket.close", "code": 1008}] and reached is None
+
+
+async def test_a_websocket_without_a_header_goes_on_unverified(pool) -> None:
+    """Its connection_init payload brings the token (tests/api/test_subscriptions.py)."""
+    sent, reached = await _websocket(pool, [])
+    assert sent == [] and reached is not None and reached["state"]["principal"] is UNVERIFIED
+    sent, reached = await _websocket(pool, [(b"authorization", b"Bearer secret")])
+    assert reached is not None and reached["state"]["actor"] == "ci"

@@ -302,7 +302,9 @@ async def test_unreferenced_chunks_are_deleted_and_the_rest_still_read(pool, con
 
 
 async def _get(server: LiveServer, name: str) -> httpx.Response:
-    async with httpx.AsyncClient(base_url=server.url, timeout=120) as client:
+    async with httpx.AsyncClient(
+        base_url=server.url, timeout=120, headers={"Content-Type": "application/json"}
+    ) as client:
         return await client.get(f"/states/{name}")
 
 
@@ -323,7 +325,9 @@ async def test_a_state_posted_bigger_than_a_piece_streams_back_intact(server, co
     body = state(
         [resource("terraform_data", "blob", attributes={"input": noise}, provider=BUILTIN)]
     )
-    async with httpx.AsyncClient(base_url=server.url, timeout=120) as client:
+    async with httpx.AsyncClient(
+        base_url=server.url, timeout=120, headers={"Content-Type": "application/json"}
+    ) as client:
         assert (await client.post("/states/s", content=body)).status_code == 200
     got = await _get(server, "s")
     assert got.content == body

@@ -199,7 +199,9 @@ async def test_the_setting_prunes_after_each_write(conn, pruning_app) -> None:
     bodies = shared_history()
     posted = {json.loads(body)["serial"]: body for body in bodies}
     transport = httpx.ASGITransport(app=pruning_app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://test", headers={"Content-Type": "application/json"}
+    ) as client:
         for body in bodies:
             response = await client.post("/states/kept/two", content=body)
             assert response.status_code == 200, response.text

@@ -30,7 +30,9 @@ CODES = {"BAD_INPUT", "LIMIT_EXCEEDED", "NOT_FOUND"}
 
 @pytest.fixture
 async def client(server: LiveServer, conn: Any) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=server.url, timeout=60) as c:
+    async with httpx.AsyncClient(
+        base_url=server.url, timeout=60, headers={"Content-Type": "application/json"}
+    ) as c:
         yield c
 
 

@@ -81,7 +81,9 @@ async def _worker(server: LiveServer, index: int, stop: asyncio.Event, seen: Cou
     name = f"fault/{index}"
     serials = itertools.count(1)
     serial = next(serials)
-    async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+    async with httpx.AsyncClient(
+        base_url=server.url, timeout=30, headers={"Content-Type": "application/json"}
+    ) as client:
         while not stop.is_set():
             posted = await client.post(f"/states/{name}", content=tf_state(serial=serial))
             seen[_outcome(posted)] += 1

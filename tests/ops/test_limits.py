@@ -192,7 +192,10 @@ def test_slow_or_idle_clients_are_cut(limited) -> None:
         assert answer.startswith(b"HTTP/1.1 408 ")
     # a body that stops coming
     with _connect(limited.url) as stalled:
-        stalled.sendall(b"POST /states/stalled HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n{")
+        stalled.sendall(
+            b"POST /states/stalled HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 500\r\n\r\n{"
+        )
         assert stalled.recv(1024) == b""  # cut: the app saw the client gone
 
 
@@ -207,7 +210,9 @@ async def test_large_writes_beyond_the_cap_get_503_with_retry_after(limited, con
         await release.wait()
         yield body[100:]
 
-    async with httpx.AsyncClient(base_url=limited.url, timeout=30) as client:
+    async with httpx.AsyncClient(
+        base_url=limited.url, timeout=30, headers={"Content-Type": "application/json"}
+    ) as client:
         headers = {"Content-Length": str(len(body))}
         first = asyncio.create_task(
             client.post("/states/large/one", content=slow_body(), headers=headers)

@@ -65,14 +65,22 @@ def test_heavy_queries_and_idle_connections(database_url) -> None:
     }
     with live_server(database_url, env) as server:
         assert (
-            httpx.post(f"{server.url}/states/wide", content=wide(), timeout=120).status_code == 200
+            httpx.post(
+                f"{server.url}/states/wide",
+                content=wide(),
+                headers={"Content-Type": "application/json"},
+                timeout=120,
+            ).status_code
+            == 200
         )
         host, port = server.url.removeprefix("http://").split(":")
         idle = [socket.create_connection((host, int(port))) for _ in range(IDLE)]
         try:
 
             async def scenario() -> tuple[list[dict], list[float]]:
-                async with httpx.AsyncClient(base_url=server.url, timeout=300) as client:
+                async with httpx.AsyncClient(
+                    base_url=server.url, timeout=300, headers={"Content-Type": "application/json"}
+                ) as client:
                     heavy = [asyncio.create_task(_heavy(client)) for _ in range(HEAVY)]
                     ready: list[float] = []
                     health = f"http://{host}:{health_port}"

@@ -158,7 +158,9 @@ def test_sigterm_drains_an_in_flight_write(database_url) -> None:
             await asyncio.sleep(1.5)  # SIGTERM arrives meanwhile
             yield body[1000:]
 
-        async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        async with httpx.AsyncClient(
+            base_url=url, timeout=30, headers={"Content-Type": "application/json"}
+        ) as client:
             task = asyncio.create_task(
                 client.post(
                     "/states/drain", content=slow_body(), headers={"Content-Length": str(len(body))}

@@ -32,7 +32,9 @@ async def test_remote_state_reads_a_plain_producer_beside_an_encrypted_one(
     new_project, backend: Backend, server
 ) -> None:
     sealed = tofu().encrypt(_producer(1, "vpc-secret"))
-    async with httpx.AsyncClient(auth=(USERNAME, PASSWORD)) as client:
+    async with httpx.AsyncClient(
+        auth=(USERNAME, PASSWORD), headers={"Content-Type": "application/json"}
+    ) as client:
         for name, body in ((PLAIN, _producer(1, "vpc-plain")), (ENCRYPTED, sealed)):
             response = await client.post(backend.address(name), content=body)
             assert response.status_code == 200, response.text
@@ -60,7 +62,9 @@ async def test_remote_state_reads_a_plain_producer_beside_an_encrypted_one(
     assert refused.returncode != 0
     assert 'does not have a "version" attribute' in " ".join(refused.stderr.split())
     assert not server.server_errors()
-    async with httpx.AsyncClient(auth=(USERNAME, PASSWORD)) as client:
+    async with httpx.AsyncClient(
+        auth=(USERNAME, PASSWORD), headers={"Content-Type": "application/json"}
+    ) as client:
         served = await client.get(backend.address(ENCRYPTED))
     assert (
         served.content == sealed

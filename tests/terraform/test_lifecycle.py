@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from tests.backend.helpers import events, versions
-from tests.terraform.conftest import PASSWORD, USERNAME
+from tests.terraform.conftest import PASSWORD, PREFIXES, USERNAME
 from tests.terraform.harness import Backend, Terraform
 
 STATE = "team/prod/network"
@@ -69,7 +69,9 @@ async def test_init_and_apply_store_the_state_as_a_graph(network, backend, pool)
     ]
     assert log[0]["detail"]["who"] and log[1]["detail"]["lock"] == log[0]["detail"]["id"]
     pulled = await network.run("state pull")
-    async with httpx.AsyncClient(auth=(USERNAME, PASSWORD)) as client:
+    async with httpx.AsyncClient(
+        auth=(USERNAME, PASSWORD), headers={"Content-Type": "application/json"}
+    ) as client:
         served = (await client.get(backend.address(STATE))).json()
     assert json.loads(pulled.check().stdout) == served
 
@@ -118,7 +120,9 @@ async def test_destroy_writes_an_empty_state_with_the_next_serial(network, backe
         serials = await versions(conn, STATE)
         assert len(serials) == 3 and serials[2] == serials[1] + 1
         assert [e["action"] for e in await events(conn, STATE)].count("delete") == 0
-    async with httpx.AsyncClient(auth=(USERNAME, PASSWORD)) as client:
+    async with httpx.AsyncClient(
+        auth=(USERNAME, PASSWORD), headers={"Content-Type": "application/json"}
+    ) as client:
         emptied = (await client.get(backend.address(STATE))).json()
     assert emptied["resources"] == [] and emptied["serial"] == serials[2]
 
@@ -129,3 +133,17 @@ async def test_a_wrong_password_is_refused(new_project, backend) -> None:
     init = await terraform.run("init")
     assert init.returncode != 0
     assert "requires auth" in init.stderr
+
+
+async def test_a_write_token_is_refused_outside_its_states(new_project, backend) -> None:
+    outside = "elsewhere/network"
+    terraform = new_project("network", backend.block(outside))
+    init = await terraform.run("init")
+    assert init.returncode != 0 and "invalid auth" in init.stderr  # Terraform's word for 403
+    async with httpx.AsyncClient(auth=(USERNAME, PASSWORD)) as client:
+        refused = await client.get(backend.address(outside))
+    assert refused.status_code == 403 and refused.json()["code"] == "FORBIDDEN"
+    assert refused.json()["error"] == (
+        f"token 'tf' (write) may not GET state {outside!r}: state {outside!r} is outside its "
+        f"states ({', '.join(PREFIXES)})"
+    )

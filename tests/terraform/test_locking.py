@@ -14,7 +14,7 @@ import pytest
 
 from tests.backend.helpers import events
 from tests.live_server import LiveServer
-from tests.terraform.conftest import USERNAME, gate
+from tests.terraform.conftest import ADMIN, gate
 from tests.terraform.harness import Backend, Terraform, kill
 
 T = TypeVar("T")
@@ -100,7 +100,9 @@ async def test_a_held_lock_refuses_an_apply_and_a_lock_timeout_waits_for_it(
     ]
 
 
-async def test_force_unlock_releases_a_stale_lock(hold, pool, tmp_path, running) -> None:
+async def test_force_unlock_releases_a_stale_lock(
+    hold, new_project, admin_backend, pool, tmp_path, running
+) -> None:
     crashed = await hold.start("apply", *apply_args(gate(tmp_path, "never")))
     running.append(crashed)
     stale_id = await _lock_taken_by(pool, crashed)
@@ -111,13 +113,18 @@ async def test_force_unlock_releases_a_stale_lock(hold, pool, tmp_path, running)
     refused = await hold.run("apply", *apply_args(open_gate))
     assert refused.returncode == 1 and stale_id in refused.stderr
 
-    unlocked = (await hold.run("force-unlock", "-force", stale_id)).check()
+    # another holder's lock is the admin's to break: the write token is refused
+    refused = await hold.run("force-unlock", "-force", stale_id)
+    assert refused.returncode == 1 and "Failed to unlock state" in refused.stderr
+    admin = new_project("hold", admin_backend.block(STATE))
+    (await admin.run("init")).check()
+    unlocked = (await admin.run("force-unlock", "-force", stale_id)).check()
     assert "successfully unlocked" in unlocked.stdout
     async with pool.acquire() as conn:
         force = (await events(conn, STATE))[-1]
     assert (force["action"], force["actor"], force["detail"]["id"]) == (
         "force-unlock",
-        USERNAME,
+        ADMIN,
         stale_id,
     )
     (await hold.run("apply", *apply_args(open_gate))).check()

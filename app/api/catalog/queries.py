@@ -10,12 +10,18 @@ from app.errors import NotFound
 
 @strawberry.type
 class CatalogQuery:
-    @strawberry.field(description="Every scope, oldest first.")
+    @strawberry.field(description="Every scope the token touches, oldest first.")
     async def scopes(self, info: Info) -> list[Scope]:
-        return build_all(Scope, await info.context.with_conn(scopes.list_scopes))
+        found = await info.context.with_conn(scopes.list_scopes)
+        touched = info.context.principal.may_touch_scope
+        return build_all(Scope, [s for s in found if touched(s["slug"])])
 
-    @strawberry.field(description="A scope by its slug; null when there is none.")
+    @strawberry.field(
+        description="A scope by its slug; null when there is none (or the token does not touch it)."
+    )
     async def scope(self, info: Info, slug: str) -> Scope | None:
+        if not info.context.principal.may_touch_scope(slug):
+            return None
         try:
             return build(Scope, await info.context.with_conn(scopes.scope_by_slug, slug))
         except NotFound:

@@ -11,7 +11,7 @@ from strawberry.dataloader import DataLoader
 from app.api.loaders import by_key, paged
 from app.api.pagination import PageArgs
 from app.config import Settings
-from app.graph import diff, edges, events, history, queries, resources
+from app.graph import across, diff, edges, events, history, links, queries, resources
 from app.graph.edges import Direction, WalkLimits
 from app.graph.resources import ResourceFilter, ResourceKey
 
@@ -23,6 +23,7 @@ class Blast:
     page: PageArgs
     rows: bool  # False: the total alone (no edges or pageInfo selected)
     attributes: bool = True  # the resources' attributes (False: loaded when asked for)
+    cross_states: bool = False  # on through the links between states (app/graph/across.py)
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,11 @@ class Filtered:
 class GraphLoaders:
     """Each loader is built on first use within the request (most use one or two)."""
 
-    def __init__(self, pool: asyncpg.Pool, settings: Settings) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool, settings: Settings, readable: list[str] | None = None
+    ) -> None:
         self.pool = pool
+        self.readable = readable  # the caller's patterns (app.access): links and walks
         self.walks = WalkLimits(settings.blast_cache_rows, settings.blast_cache_seconds)
 
     @cached_property
@@ -135,17 +139,53 @@ class GraphLoaders:
 
     @cached_property
     def blast_radius(self) -> DataLoader[tuple[ResourceKey, Blast], Any]:
-        return paged(
-            self.pool,
-            lambda conn, ids, a: edges.blast_radius(
+        return paged(self.pool, self._blast_radius)
+
+    async def _blast_radius(
+        self, conn: asyncpg.Connection, ids: list[ResourceKey], a: Blast
+    ) -> dict[ResourceKey, Any]:
+        if a.cross_states:
+            return await across.cross_blast_radius(
                 conn,
                 ids,
                 a.direction,
-                limits=self.walks,
                 max_depth=a.max_depth,
                 first=a.page.first,
                 after=a.page.after,
                 rows=a.rows,
-                attributes=a.attributes,
-            ),
+                readable=self.readable,
+            )
+        return await edges.blast_radius(
+            conn,
+            ids,
+            a.direction,
+            limits=self.walks,
+            max_depth=a.max_depth,
+            first=a.page.first,
+            after=a.page.after,
+            rows=a.rows,
+            attributes=a.attributes,
+        )
+
+    @cached_property
+    def output_sources(self) -> DataLoader[UUID, Any]:
+        """The output lineage of a version."""
+        return by_key(self.pool, resources.output_sources, default=[])
+
+    @cached_property
+    def consumers(self) -> DataLoader[UUID, Any]:
+        """The links to a producer state."""
+        return by_key(
+            self.pool,
+            lambda conn, ids: links.links_by_producer(conn, ids, self.readable),
+            default=[],
+        )
+
+    @cached_property
+    def producers(self) -> DataLoader[UUID, Any]:
+        """The links of a consumer state."""
+        return by_key(
+            self.pool,
+            lambda conn, ids: links.links_by_consumer(conn, ids, self.readable),
+            default=[],
         )

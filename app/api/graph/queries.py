@@ -7,6 +7,7 @@ from app.api.context import Info
 from app.api.graph.types import (
     RESOURCE_LISTS,
     BlastRadiusNode,
+    CrossStatesArg,
     Direction,
     Event,
     InventoryEntry,
@@ -15,8 +16,13 @@ from app.api.graph.types import (
     ResourceFilter,
     State,
     StateFilter,
+    StateLink,
+    StatesGraph,
+    StatesGraphLink,
+    blast_keyset,
     event_of,
     graph_filter,
+    link_of,
     prefetch_resources,
     resources_of,
     state_of,
@@ -32,7 +38,7 @@ from app.api.pagination import (
     page_args,
 )
 from app.api.prefetch import resolve
-from app.graph import edges, events, inventory, queries, resources
+from app.graph import edges, events, inventory, links, queries, resources
 from app.paging import ALL, EMPTY
 
 
@@ -58,11 +64,14 @@ class GraphQuery:
             after=args.after,
             name_prefix=f.name_prefix,
             kind=f.kind,
+            readable=info.context.principal.patterns,
         )
         return connection(page, [state_of(r) for r in page.rows], after=after)
 
     @strawberry.field
     async def state(self, info: Info, name: str) -> State | None:
+        if not info.context.principal.may_read(name):
+            return None
         r = await info.context.with_conn(queries.state_by_name, name)
         return state_of(r) if r else None
 
@@ -80,7 +89,7 @@ class GraphQuery:
         args = page_args(first, after, resources.RESOURCE_KEY)
         page = await info.context.with_conn(
             resources.search_resources,
-            graph_filter(filter),
+            graph_filter(filter, info.context.principal),
             first=args.first,
             after=args.after,
             count=any(f.name == "totalCount" for f in selected_below(info, ())),
@@ -93,7 +102,9 @@ class GraphQuery:
     async def inventory(
         self, info: Info, group_by: InventoryGroup, filter: ResourceFilter | None = None
     ) -> list[InventoryEntry]:
-        records = await info.context.with_conn(inventory.inventory, group_by, graph_filter(filter))
+        records = await info.context.with_conn(
+            inventory.inventory, group_by, graph_filter(filter, info.context.principal)
+        )
         return [InventoryEntry(key=r["key"], count=r["count"]) for r in records]
 
     @strawberry.field(
@@ -112,17 +123,71 @@ class GraphQuery:
         serial: int | None = None,
         first: FirstArg = DEFAULT_FIRST,
         after: AfterArg = None,
+        cross_states: CrossStatesArg = False,
     ) -> Connection[BlastRadiusNode]:
         if serial is None and after is not None:
-            serial = decode_cursor(after, edges.BLAST_KEY)[0]  # the version it started on
+            # the version it started on
+            serial = decode_cursor(after, blast_keyset(cross_states))[0]
         [root] = resources_of(
-            [await info.context.with_conn(resources.find_resource, state, address, serial)]
+            [
+                await info.context.with_conn(
+                    resources.find_resource,
+                    state,
+                    address,
+                    serial,
+                    readable=info.context.principal.patterns,
+                )
+            ]
         )
-        arguments = {"direction": direction, "maxDepth": max_depth, "first": first, "after": after}
+        arguments = {
+            "direction": direction,
+            "maxDepth": max_depth,
+            "first": first,
+            "after": after,
+            "crossStates": cross_states,
+        }
         found: Connection[BlastRadiusNode] = await resolve(
             info, root, RESOURCE_LISTS["blastRadius"], arguments, RESOURCE_LISTS
         )
         return found
+
+    @strawberry.field(
+        description="The states map: every state that reads or is read by another through "
+        "terraform_remote_state (current versions), and the links between them."
+    )
+    async def states_graph(self, info: Info) -> StatesGraph:
+        records = await info.context.with_conn(
+            links.read_links, readable=info.context.principal.patterns
+        )
+        found = {
+            s.name: s for link in map(link_of, records) for s in (link.consumer, link.producer)
+        }
+        return StatesGraph(
+            states=[found[name] for name in sorted(found)],
+            links=[
+                StatesGraphLink(
+                    consumer=r["consumer_name"],
+                    producer=r["producer_name"],
+                    address=r["address"],
+                    outputs=[o["name"] for o in r["outputs"]],
+                    stale=r["stale"],
+                )
+                for r in records
+            ],
+        )
+
+    @strawberry.field(
+        description="The consumers of `state` that are stale: an output their data source read "
+        "has another value in its current version (only those outputs are listed)."
+    )
+    async def stale_consumers(self, info: Info, state: str) -> list[StateLink]:
+        if not info.context.principal.may_read(state):
+            return []  # as for a state that is not there
+        producer = await info.context.with_conn(queries.state_by_name, state)
+        if producer is None:
+            return []
+        records = await info.context.graph.consumers.load(producer["state_id"])
+        return [link_of(r, changed_only=True) for r in records if r["stale"]]
 
     @strawberry.field(description="The audit trail, newest first: of one state, or of all.")
     async def events(
@@ -138,6 +203,8 @@ class GraphQuery:
             [state] if state is not None else None,
             first=args.first,
             after=args.after,
+            count=any(f.name == "totalCount" for f in selected_below(info, ())),
+            readable=info.context.principal.patterns,
         )
         page = pages.get(state if state is not None else ALL, EMPTY)
         return connection(page, [event_of(r) for r in page.rows], after=after)

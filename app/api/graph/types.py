@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 from uuid import UUID
 
 import strawberry
@@ -18,6 +18,7 @@ from strawberry import relay
 from strawberry.dataloader import DataLoader
 from strawberry.scalars import JSON
 
+from app.access import Principal
 from app.api.context import Info
 from app.api.graph.loaders import Blast, Filtered, Hop
 from app.api.lookahead import Selected, descend
@@ -33,10 +34,10 @@ from app.api.pagination import (
 from app.api.prefetch import ListField, Lists, prefetch_below, resolve
 from app.db import Row
 from app.errors import BadInput
+from app.graph import across, edges, events, inventory, queries, resources
 from app.graph import diff as graph_diff
-from app.graph import edges, events, inventory, queries, resources
 from app.graph import history as graph_history
-from app.paging import Page
+from app.paging import Keyset, Page
 
 # The domain's enums, registered with Strawberry in place (the call form returns the same
 # class, which the annotations name directly so that type checkers see a class).
@@ -52,6 +53,14 @@ strawberry.enum(
     "DEPENDENCIES: what it depends on.",
 )
 strawberry.enum(InventoryGroup, name="InventoryGroup")
+CrossStatesArg = Annotated[
+    bool,
+    strawberry.argument(
+        description="On through the links between states: from a resource to the consumers' "
+        "data sources that read outputs derived from it (and on through their graphs), or "
+        "back to the producers' resources (DEPENDENCIES). Walked again for every page."
+    ),
+]
 N = TypeVar("N")
 K = TypeVar("K")
 
@@ -71,15 +80,17 @@ def parse_resource_id(value: str) -> resources.ResourceKey:
 
 
 async def load_nodes(
+    info: Info,
     loader: DataLoader[K, Any],
     node_ids: Iterable[str],
     build: Callable[[Any], N],
     parse: Callable[[str], K],
 ) -> list[N | None]:
-    """A node type's `resolve_nodes`: rows by parsed ID through its loader, each built
-    (None if there is no such row)."""
+    """A node type's `resolve_nodes`: rows by parsed ID through its loader, each built;
+    None if there is no such row, or it is of a state the caller may not read."""
     rows = await loader.load_many([parse(i) for i in node_ids])
-    return [build(row) if row else None for row in rows]
+    readable = info.context.principal.may_read
+    return [build(row) if row and readable(row["state_name"]) else None for row in rows]
 
 
 @strawberry.input(description="Resources matching all the given fields.")
@@ -102,8 +113,14 @@ class ResourceFilter:
         return resources.ResourceFilter(**dataclasses.asdict(self))
 
 
-def graph_filter(f: ResourceFilter | None) -> resources.ResourceFilter:
-    return f.to_graph() if f is not None else resources.NO_FILTER
+def graph_filter(
+    f: ResourceFilter | None, caller: Principal | None = None
+) -> resources.ResourceFilter:
+    """The graph's filter; with `caller`, of the states it may read too (a root list)."""
+    graph = f.to_graph() if f is not None else resources.NO_FILTER
+    if caller is None or caller.patterns is None:
+        return graph
+    return dataclasses.replace(graph, readable=tuple(caller.patterns))
 
 
 @strawberry.input
@@ -127,6 +144,127 @@ class Output:
     value: JSON | None = strawberry.field(description="Null when sensitive.")
     type: JSON | None
     sensitive: bool
+    state_id: strawberry.Private[UUID]
+    version_id: strawberry.Private[UUID]
+
+    @strawberry.field(
+        description="The resource instances of its version its value came from (inferred: "
+        "the value, or a string inside it, is the value of their attribute at `path`; only "
+        "values of 10 characters or more, held by few instances)."
+    )
+    async def sources(self, info: Info) -> list[OutputSource]:
+        records = await info.context.graph.output_sources.load(self.version_id)
+        mine = [r for r in records if r["output_name"] == self.name]
+        return [
+            OutputSource(resource=resource, path=r["path"], inferred=True)
+            for r, resource in zip(mine, resources_of(mine), strict=True)
+        ]
+
+    @strawberry.field(
+        description="The consumers' data sources (their current versions) that read this "
+        "output of the state through terraform_remote_state."
+    )
+    async def readers(self, info: Info) -> list[StateLink]:
+        records = await info.context.graph.consumers.load(self.state_id)
+        return [link_of(r) for r in records if any(o["name"] == self.name for o in r["outputs"])]
+
+
+@strawberry.type(description="Where an output's value came from.")
+class OutputSource:
+    resource: Resource
+    path: list[str] = strawberry.field(
+        description="The attribute holding the value, as `Resource.attributes(path:)` takes it."
+    )
+    inferred: bool = strawberry.field(
+        description="Always true: found by value, Terraform does not record it."
+    )
+
+
+@strawberry.type(description="An output as a terraform_remote_state data source read it.")
+class LinkOutput:
+    name: str
+    read: JSON | None = strawberry.field(description="The value read; null when sensitive.")
+    current: JSON | None = strawberry.field(
+        description="Its value in the producer's current version; null when sensitive or missing."
+    )
+    present: bool = strawberry.field(description="Whether the producer has it now.")
+    sensitive: bool = strawberry.field(
+        description="Sensitive in the producer (in any version it keeps): values never shown, "
+        "compared by hash."
+    )
+    changed: bool = strawberry.field(description="The current value differs from the one read.")
+    since: int | None = strawberry.field(
+        description="Changed: the producer serial at which the value stopped being the one read."
+    )
+
+
+def _link_outputs(outputs: list[dict[str, Any]], *, changed_only: bool = False) -> list[LinkOutput]:
+    return [
+        LinkOutput(
+            name=o["name"],
+            read=o["read"],
+            current=o["current"],
+            present=o["present"],
+            sensitive=o["sensitive"],
+            changed=o["changed"],
+            since=o["since"],
+        )
+        for o in outputs
+        if o["changed"] or not changed_only
+    ]
+
+
+@strawberry.type(
+    description="A terraform_remote_state data source of a consumer's current version that "
+    "reads a producer state of this server."
+)
+class StateLink:
+    address: str = strawberry.field(description="The data source's address in the consumer.")
+    outputs: list[LinkOutput] = strawberry.field(description="The outputs it read, by name.")
+    stale: bool = strawberry.field(description="An output it read has changed since.")
+    since: int | None = strawberry.field(
+        description="Stale: the producer serial since which (the earliest of its outputs')."
+    )
+    consumer: State
+    producer: State
+
+
+@strawberry.type(description="A link of the states map, by state names.")
+class StatesGraphLink:
+    consumer: str
+    producer: str
+    address: str = strawberry.field(description="The consumer's data source.")
+    outputs: list[str] = strawberry.field(description="The outputs it read.")
+    stale: bool
+
+
+@strawberry.type(description="The states that read or are read through terraform_remote_state.")
+class StatesGraph:
+    states: list[State] = strawberry.field(description="By name.")
+    links: list[StatesGraphLink] = strawberry.field(description="By consumer, then address.")
+
+
+def link_of(r: Row, *, changed_only: bool = False) -> StateLink:
+    return StateLink(
+        address=r["address"],
+        outputs=_link_outputs(r["outputs"], changed_only=changed_only),
+        stale=r["stale"],
+        since=r["since"],
+        consumer=_linked_state(r, "consumer"),
+        producer=_linked_state(r, "producer"),
+    )
+
+
+def _linked_state(r: Row, role: str) -> State:
+    """The consumer's or the producer's State, from a link's row (app/graph/links.py)."""
+    return State(
+        id=str(r[f"{role}_id"]),
+        state_id=r[f"{role}_id"],
+        name=r[f"{role}_name"],
+        kind=queries.StateKind(r[f"{role}_kind"]),
+        lineage=r[f"{role}_lineage"],
+        created_at=r[f"{role}_created_at"],
+    )
 
 
 @strawberry.type
@@ -218,7 +356,7 @@ class Event(relay.Node):
     async def resolve_nodes(  # type: ignore[override]  # one signature for Node's overloads
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[Event | None]:
-        return await load_nodes(info.context.graph.event, node_ids, event_of, parse_id)
+        return await load_nodes(info, info.context.graph.event, node_ids, event_of, parse_id)
 
 
 @strawberry.type
@@ -282,11 +420,38 @@ class State(relay.Node):
         page = await info.context.graph.events.load((self.name, args))
         return connection(page, [event_of(r) for r in page.rows], after=after)
 
+    @strawberry.field(
+        description="Who reads this state: the consumers' terraform_remote_state data sources "
+        "(current versions), by consumer then address."
+    )
+    async def consumers(self, info: Info) -> list[StateLink]:
+        return [link_of(r) for r in await info.context.graph.consumers.load(self.state_id)]
+
+    @strawberry.field(
+        description="Whom this state reads: its current version's terraform_remote_state data "
+        "sources that read states of this server, by address."
+    )
+    async def producers(self, info: Info) -> list[StateLink]:
+        return [link_of(r) for r in await info.context.graph.producers.load(self.state_id)]
+
+    @strawberry.field(description="The current version's outputs that no consumer reads.")
+    async def unread_outputs(self, info: Info) -> list[str]:
+        version = await info.context.graph.current_version.load(self.state_id)
+        if version is None:
+            return []
+        read = {
+            o["name"]
+            for r in await info.context.graph.consumers.load(self.state_id)
+            for o in r["outputs"]
+        }
+        outputs = await info.context.graph.outputs.load(version["version_id"])
+        return [o["name"] for o in outputs if o["name"] not in read]
+
     @classmethod
     async def resolve_nodes(  # type: ignore[override]  # one signature for Node's overloads
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[State | None]:
-        return await load_nodes(info.context.graph.state, node_ids, state_of, parse_id)
+        return await load_nodes(info, info.context.graph.state, node_ids, state_of, parse_id)
 
 
 @strawberry.type
@@ -320,7 +485,14 @@ class StateVersion(relay.Node):
     async def outputs(self, info: Info) -> list[Output]:
         records = await info.context.graph.outputs.load(self.version_id)
         return [
-            Output(name=r["name"], value=r["value"], type=r["type"], sensitive=r["sensitive"])
+            Output(
+                name=r["name"],
+                value=r["value"],
+                type=r["type"],
+                sensitive=r["sensitive"],
+                state_id=self.state.state_id,
+                version_id=self.version_id,
+            )
             for r in records
         ]
 
@@ -337,14 +509,21 @@ class StateVersion(relay.Node):
     async def resolve_nodes(  # type: ignore[override]  # one signature for Node's overloads
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[StateVersion | None]:
-        return await load_nodes(info.context.graph.version, node_ids, version_of, parse_id)
+        return await load_nodes(info, info.context.graph.version, node_ids, version_of, parse_id)
 
 
 @strawberry.type
 class BlastRadiusNode:
     resource: Resource
-    depth: int = strawberry.field(description="Edges from the root on a shortest path.")
+    depth: int = strawberry.field(
+        description="Hops from the root on a shortest path (crossStates: a hop between states, "
+        "from a resource to a consumer's data source reading an output derived from it, counts "
+        "one)."
+    )
     path: list[str] = strawberry.field(description="Addresses from the root to this resource.")
+    path_states: list[str] = strawberry.field(
+        description="The state of each address of `path` (they differ only with crossStates)."
+    )
 
 
 @strawberry.type(description="One resource instance of a state version.")
@@ -439,8 +618,15 @@ class Resource(relay.Node):
         max_depth: int = edges.DEFAULT_DEPTH,
         first: FirstArg = DEFAULT_FIRST,
         after: AfterArg = None,
+        cross_states: CrossStatesArg = False,
     ) -> Connection[BlastRadiusNode]:
-        arguments = {"direction": direction, "maxDepth": max_depth, "first": first, "after": after}
+        arguments = {
+            "direction": direction,
+            "maxDepth": max_depth,
+            "first": first,
+            "after": after,
+            "crossStates": cross_states,
+        }
         # the connection, or an awaitable of it (graphql-core awaits what resolvers return)
         return resolve(info, self, RESOURCE_LISTS["blastRadius"], arguments, RESOURCE_LISTS)  # type: ignore[no-any-return]
 
@@ -449,7 +635,7 @@ class Resource(relay.Node):
         cls, *, info: Info, node_ids: Iterable[str], required: bool = False
     ) -> list[Resource | None]:
         return await load_nodes(
-            info.context.graph.resource, node_ids, _resource_of, parse_resource_id
+            info, info.context.graph.resource, node_ids, _resource_of, parse_resource_id
         )
 
     @property
@@ -487,15 +673,27 @@ def _hop_key(direction: edges.Direction) -> Callable[[Mapping[str, Any], list[Se
 _ROWLESS = frozenset({"totalCount", "__typename"})
 
 
+def blast_keyset(cross_states: bool) -> Keyset:
+    return across.CROSS_BLAST_KEY if cross_states else edges.BLAST_KEY
+
+
 def _blast_key(arguments: Mapping[str, Any], selected: list[Selected]) -> Blast:
-    page = page_args(arguments.get("first"), arguments.get("after"), edges.BLAST_KEY)
+    cross = bool(arguments.get("crossStates"))
+    page = page_args(arguments.get("first"), arguments.get("after"), blast_keyset(cross))
     max_depth = arguments.get("maxDepth")
     direction = _direction(arguments.get("direction"))
     depth = edges.DEFAULT_DEPTH if max_depth is None else max_depth
     shown = {field.name for field in descend(selected, ())}
     resource = descend(selected, ("edges", "node", "resource"))
     attributes = any(field.name == "attributes" for field in resource)
-    return Blast(direction, depth, page, rows=not shown <= _ROWLESS, attributes=attributes)
+    return Blast(
+        direction,
+        depth,
+        page,
+        rows=not shown <= _ROWLESS,
+        attributes=attributes,
+        cross_states=cross,
+    )
 
 
 async def _load_hops(
@@ -510,17 +708,28 @@ async def _load_blasts(
 ) -> list[Connection[BlastRadiusNode]]:
     roots = [(o.key, key) for o in owners]
     pages = await info.context.graph.blast_radius.load_many(roots)
-    return [blast_connection(page, after, o.version) for page, o in zip(pages, owners, strict=True)]
+    return [
+        blast_connection(page, after, None if key.cross_states else o.version)
+        for page, o in zip(pages, owners, strict=True)
+    ]
 
 
 def blast_connection(
-    page: Page[Any], after: str | None, version: StateVersion
+    page: Page[Any], after: str | None, version: StateVersion | None
 ) -> Connection[BlastRadiusNode]:
-    """A page of a blast radius whose root is at `version` (its rows are too)."""
-    nodes = [
-        BlastRadiusNode(resource=resource, depth=r["depth"], path=edges.path_addresses(r["path"]))
-        for r, resource in zip(page.rows, resources_of(page.rows, version), strict=True)
-    ]
+    """A page of a blast radius whose root is at `version` (its rows are too, their paths
+    as the walk encoded them); `version` None: across states (rows carry their versions,
+    paths and path states)."""
+    nodes = []
+    for r, resource in zip(page.rows, resources_of(page.rows, version), strict=True):
+        if version is None:
+            path, path_states = r["path"], r["path_states"]
+        else:
+            path = edges.path_addresses(r["path"])
+            path_states = [version.state.name] * len(path)
+        nodes.append(
+            BlastRadiusNode(resource=resource, depth=r["depth"], path=path, path_states=path_states)
+        )
     return connection(page, nodes, after=after)
 
 

@@ -1,7 +1,8 @@
 """GET /scopes/{scope}/tables/iac/state[?system=crm]: the public IaC state view as JSON.
 
 A list of {system, resource_type, ref, resource_id, table_id, updated_at}, never the
-last-applied spec (iac.md, "State"); an unknown scope is a 404 JSON error.
+last-applied spec (iac.md, "State"); an unknown scope is a 404 JSON error, and so is a
+scope the token does not touch (app.access).
 """
 
 import asyncpg
@@ -10,6 +11,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app import db
+from app.auth import principal
+from app.errors import NotFound
 from app.http import json_response
 from app.iac import service
 
@@ -17,8 +20,11 @@ from app.iac import service
 async def iac_state(request: Request) -> Response:
     pool: asyncpg.Pool = request.app.state.pool
     system = request.query_params.get("system") or None
+    slug = request.path_params["scope"]
+    if not principal(request).may_touch_scope(slug):
+        raise NotFound(f"no scope {slug!r}")
     async with db.connection(pool) as conn:
-        rows = await service.state(conn, request.path_params["scope"], system)
+        rows = await service.state(conn, slug, system)
     return json_response(rows)
 
 

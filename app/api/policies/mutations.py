@@ -1,6 +1,6 @@
 """The policy mutations, a mixin of the root Mutation (see app/api/schema.py).
 
-No role check: there are no roles yet (issue 14); once there are, these are admin only.
+Admin only (the rules of app/api/access.py).
 """
 
 import strawberry

@@ -42,5 +42,6 @@ class PolicyQuery:
             open=open,
             first=args.first,
             after=args.after,
+            readable=info.context.principal.patterns,
         )
         return connection(page, [violation_of(r) for r in page.rows], after=after)

@@ -1,0 +1,1 @@
+"""GraphQL of API tokens (admin only: app/api/access.py)."""

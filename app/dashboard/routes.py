@@ -1,0 +1,182 @@
+"""The dashboard: server-rendered pages over the domain modules (app/dashboard/pages.py),
+Jinja2 templates, a little JavaScript, every asset served from here (`/ui/static`).
+
+    GET /                      the overview (for a browser: Accept text/html; else 404)
+    GET /ui/state?name=[&from=&to=&q=&after=&before=]
+                               a state: versions, diff, outputs, resources, lock
+    GET /ui/resource?state=&address=[&serial=&direction=&depth=]
+    GET /ui/inventory[?q=&type=]
+    GET /ui/iac
+
+Pages sit behind the API tokens like every route (a browser asks for Basic auth), and
+show what the token may read (app/dashboard/pages.py); force-unlock is for admins.
+An expected error is a page with its status, not JSON.
+"""
+
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from app import db, jsonutil
+from app.auth import principal
+from app.dashboard import pages
+from app.dashboard.layout import BOX_HEIGHT, BOX_WIDTH, Layer, layout, shorten
+from app.errors import AppError, BadInput, NotFound
+from app.graph import edges
+
+HERE = Path(__file__).resolve().parent
+templates = Jinja2Templates(directory=HERE / "templates")
+
+
+def _when(value: datetime | None) -> str:
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") if value else ""
+
+
+def _ago(value: datetime | None) -> str:
+    if value is None:
+        return ""
+    seconds = int((datetime.now(UTC) - value).total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{max(seconds, 0)}s"
+
+
+def _url(path: str, **params: Any) -> str:
+    query = urlencode({k: v for k, v in params.items() if v is not None and v != ""})
+    return f"{path}?{query}" if query else path
+
+
+def _json(value: Any) -> str:
+    return jsonutil.dumps(value, indent=True).decode()
+
+
+templates.env.filters.update(when=_when, ago=_ago, json=_json, shorten=shorten)
+templates.env.globals.update(url=_url, box={"width": BOX_WIDTH, "height": BOX_HEIGHT})
+
+
+def _int(request: Request, name: str, default: int | None = None) -> int | None:
+    raw = request.query_params.get(name, "")
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise BadInput(f"{name} must be an integer, got {raw!r}") from None
+
+
+def _required(request: Request, name: str) -> str:
+    value = request.query_params.get(name, "")
+    if not value:
+        raise BadInput(f"the page needs ?{name}=")
+    return value
+
+
+Page = Callable[[Request], Awaitable[tuple[str, dict[str, Any]]]]
+
+
+def _html(page: Page) -> Callable[[Request], Awaitable[Response]]:
+    """A page handler: its template with the data it loaded, or the error page."""
+
+    async def handler(request: Request) -> Response:
+        try:
+            template, context = await page(request)
+        except AppError as exc:
+            return templates.TemplateResponse(
+                request, "error.html", {"error": exc}, status_code=exc.status
+            )
+        return templates.TemplateResponse(request, template, context)
+
+    return handler
+
+
+async def _overview(request: Request) -> tuple[str, dict[str, Any]]:
+    async with db.connection(request.app.state.pool) as conn:
+        data = await pages.overview(
+            conn, principal(request), after=request.query_params.get("after") or None
+        )
+    return "overview.html", {"page": data}
+
+
+async def home(request: Request) -> Response:
+    """The overview for a browser; anything else asking for `/` finds nothing, as before."""
+    if "text/html" not in request.headers.get("accept", ""):
+        raise NotFound("no route / (the dashboard is for browsers: Accept text/html)")
+    return await _html(_overview)(request)
+
+
+async def _state(request: Request) -> tuple[str, dict[str, Any]]:
+    name = _required(request, "name")
+    older, newer = _int(request, "from"), _int(request, "to")
+    compare = (older, newer) if older is not None and newer is not None else None
+    async with db.connection(request.app.state.pool) as conn:
+        data = await pages.state_page(
+            conn,
+            principal(request),
+            name,
+            compare=compare,
+            search=request.query_params.get("q", ""),
+            after=request.query_params.get("after") or None,
+            before=_int(request, "before"),
+        )
+    return "state.html", {"page": data}
+
+
+async def _resource(request: Request) -> tuple[str, dict[str, Any]]:
+    try:
+        direction = edges.Direction(request.query_params.get("direction", "dependents"))
+    except ValueError:
+        raise BadInput("direction is dependents or dependencies") from None
+    settings = request.app.state.settings
+    async with db.connection(request.app.state.pool) as conn:
+        data = await pages.resource_page(
+            conn,
+            principal(request),
+            _required(request, "state"),
+            _required(request, "address"),
+            serial=_int(request, "serial"),
+            direction=direction,
+            max_depth=_int(request, "depth", edges.DEFAULT_DEPTH) or edges.DEFAULT_DEPTH,
+            limits=edges.WalkLimits(settings.blast_cache_rows, settings.blast_cache_seconds),
+        )
+    resource = data.resource
+    picture = layout(
+        (resource["id"], resource["address"]),
+        [Layer(layer.total, layer.drawn) for layer in data.radius.layers],
+        data.radius.edges,
+    )
+    return "resource.html", {"page": data, "picture": picture}
+
+
+async def _inventory(request: Request) -> tuple[str, dict[str, Any]]:
+    async with db.connection(request.app.state.pool) as conn:
+        params = request.query_params
+        data = await pages.inventory_page(
+            conn, principal(request), query=params.get("q", ""), rtype=params.get("type", "")
+        )
+    return "inventory.html", {"page": data}
+
+
+async def _iac(request: Request) -> tuple[str, dict[str, Any]]:
+    async with db.connection(request.app.state.pool) as conn:
+        scopes = await pages.iac_page(conn, principal(request))
+    return "iac.html", {"scopes": scopes}
+
+
+def routes() -> list[BaseRoute]:
+    return [
+        Route("/", home),
+        Route("/ui/state", _html(_state)),
+        Route("/ui/resource", _html(_resource)),
+        Route("/ui/inventory", _html(_inventory)),
+        Route("/ui/iac", _html(_iac)),
+        Mount("/ui/static", StaticFiles(directory=HERE / "static"), name="static"),
+    ]

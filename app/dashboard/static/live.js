@@ -1,0 +1,106 @@
+// The overview's live events: a minimal graphql-transport-ws client of the `events`
+// subscription on /graphql (same origin, so the browser's Basic credentials apply).
+"use strict";
+(function () {
+  const QUERY = "subscription { events { id stateName action actor serial detail createdAt } }";
+  const list = document.getElementById("events");
+  const dot = document.getElementById("live");
+  const states = document.querySelector("#states tbody");
+  let retry = 1000;
+
+  function text(tag, value, cls) {
+    const el = document.createElement(tag);
+    el.textContent = value;
+    if (cls) el.className = cls;
+    return el;
+  }
+
+  function stateLink(name) {
+    const a = text("a", name);
+    a.href = "/ui/state?" + new URLSearchParams({ name: name });
+    return a;
+  }
+
+  function when(iso) {
+    return iso.replace("T", " ").replace(/\.\d+/, "").replace(/(Z|[+-]00:00)$/, "");
+  }
+
+  function show(event) {
+    const li = document.createElement("li");
+    li.className = "fresh";
+    li.append(text("time", when(event.createdAt)), " ", text("b", event.action, "action"), " ",
+      stateLink(event.stateName));
+    if (event.serial !== null) li.append(" #" + event.serial);
+    li.append(" ", text("span", "by " + event.actor, "actor"));
+    list.prepend(li);
+    while (list.children.length > 50) list.lastElementChild.remove();
+    updateState(event);
+  }
+
+  const WRITES = new Set(["write", "apply", "release"]); // events of a new version
+
+  function stateRow(name, create) {
+    let row = Array.from(states.rows).find((r) => r.dataset.state === name);
+    if (!row && create) {
+      row = states.insertRow(0);
+      row.dataset.state = name;
+      for (let i = 0; i < 7; i++) row.insertCell();
+      row.cells[0].append(stateLink(name));
+      row.cells[2].className = "num serial";
+      row.cells[4].className = "written";
+      row.cells[5].className = "writer";
+      row.cells[6].className = "lock";
+    }
+    return row;
+  }
+
+  function updateState(event) {
+    if (!states) return;
+    const written = WRITES.has(event.action) && event.serial !== null;
+    const row = stateRow(event.stateName, written);
+    if (!row) return;
+    if (written) {
+      row.cells[2].textContent = event.serial;
+      row.cells[4].textContent = "just now";
+      row.cells[5].textContent = event.actor;
+    } else if (event.action === "lock") {
+      const badge = text("span", (event.detail.who || event.actor) + " · now", "badge locked");
+      row.cells[6].replaceChildren(badge);
+    } else if (event.action === "unlock" || event.action === "force-unlock") {
+      row.cells[6].replaceChildren();
+    } else if (event.action === "delete") {
+      row.remove();
+      return;
+    }
+    row.classList.remove("fresh");
+    void row.offsetWidth; // restart the highlight
+    row.classList.add("fresh");
+  }
+
+  function connect() {
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    const ws = new WebSocket(scheme + "//" + location.host + "/graphql", "graphql-transport-ws");
+    ws.onopen = () => ws.send(JSON.stringify({ type: "connection_init", payload: {} }));
+    ws.onmessage = (message) => {
+      const msg = JSON.parse(message.data);
+      if (msg.type === "connection_ack") {
+        ws.send(JSON.stringify({ id: "events", type: "subscribe", payload: { query: QUERY } }));
+        dot.textContent = "●";
+        dot.classList.add("on");
+        retry = 1000;
+      } else if (msg.type === "ping") {
+        ws.send(JSON.stringify({ type: "pong" }));
+      } else if (msg.type === "next" && msg.payload.data) {
+        show(msg.payload.data.events);
+      }
+    };
+    ws.onclose = () => {
+      dot.textContent = "○";
+      dot.classList.remove("on");
+      setTimeout(connect, retry);
+      retry = Math.min(retry * 2, 30000);
+    };
+  }
+
+  if (list && "WebSocket" in window) connect();
+})();

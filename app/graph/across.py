@@ -1,0 +1,165 @@
+"""Blast radius across states (`crossStates`): the walk of app/graph/edges.py, and on
+through the links between states (app/graph/links.py).
+
+A hop is a direct edge within a state, or a hop between states: DEPENDENTS, from a
+resource to the data sources of the consumers (current versions) that read an output
+whose lineage names it; DEPENDENCIES, from such a data source to the resources its
+producer's (current) outputs came from. Each hop counts 1 in `depth`; a path lists the
+resources from the root (`path`), each with its state (`path_states`).
+
+One recursive CTE for all the roots, breadth first like the single-state walk: a row per
+root per depth holds that level's resources (ids, states, serials, paths: arrays) and
+every resource seen so far, which the next level leaves out; so each resource is entered
+once, at its shortest depth, and cycles between states end. Of the shortest paths to a
+resource the smallest is kept, ordered as lists of (state, address): a path is one string,
+each resource `state \\x01\\x02 address`, joined by \\x01\\x01, their own \\x01 bytes
+escaped as \\x01\\x03, which compares as the list does. The statement returns each root's
+page and total. A walk enters no state outside `readable` (a caller's patterns,
+app.access): a resource there is neither returned nor counted, and the walk does not go
+on through it. Walks across states are not kept (they depend on every consumer's
+current version): each page walks again.
+"""
+
+from typing import Any
+
+import asyncpg
+
+from app.graph.edges import Direction, check_cursor_serial, check_depth
+from app.graph.queries import valid_at
+from app.graph.resources import RESOURCE_COLUMNS, RESOURCE_JOINS, ResourceKey, key_arrays
+from app.paging import Keyset, Page, paged_sql, pages_by_owner
+
+# A page row's key: the serial of the root's version, then the page order.
+CROSS_BLAST_KEY = Keyset(("walk_serial", "depth", "state_name", "address"), (int, int, str, str))
+
+# The level before, `f`, of the walk's row `b`.
+_LEVEL = "unnest(b.ids, b.state_ids, b.serials, b.paths) AS f (id, state_id, serial, path)"
+_CURRENT = """CROSS JOIN LATERAL (SELECT serial FROM state_versions
+                                 WHERE state_id = {}.id ORDER BY serial DESC LIMIT 1) cv"""
+# The next resources (id, state, serial) from each of `f`, with the path to the one before.
+_HOPS = {
+    Direction.DEPENDENTS: f"""
+        SELECT d.id, f.state_id, f.serial, f.path FROM {_LEVEL}
+        CROSS JOIN LATERAL (SELECT d.from_resource_id AS id FROM resource_dependencies d
+                            WHERE d.to_resource_id = f.id AND d.direct
+                              AND {valid_at("d", "f.state_id", "f.serial")} OFFSET 0) d
+      UNION ALL
+        SELECT l.resource_id, c.id, cv.serial, f.path FROM {_LEVEL}
+        JOIN output_lineage x ON x.resource_id = f.id AND {valid_at("x", "f.state_id", "f.serial")}
+        JOIN states p ON p.id = f.state_id
+        JOIN state_links l ON l.producer_name = p.name AND l.serial_to IS NULL
+                          AND l.outputs ? x.output_name
+        JOIN states c ON c.id = l.state_id AND may_read(c.name, $8::text[])
+        {_CURRENT.format("c")}""",
+    Direction.DEPENDENCIES: f"""
+        SELECT d.id, f.state_id, f.serial, f.path FROM {_LEVEL}
+        CROSS JOIN LATERAL (SELECT d.to_resource_id AS id FROM resource_dependencies d
+                            WHERE d.from_resource_id = f.id AND d.direct
+                              AND {valid_at("d", "f.state_id", "f.serial")} OFFSET 0) d
+      UNION ALL
+        SELECT x.resource_id, p.id, cv.serial, f.path FROM {_LEVEL}
+        JOIN state_links l ON l.resource_id = f.id AND {valid_at("l", "f.state_id", "f.serial")}
+        JOIN states p ON p.name = l.producer_name AND may_read(p.name, $8::text[])
+        {_CURRENT.format("p")}
+        JOIN output_lineage x ON x.state_id = p.id AND x.serial_to IS NULL
+                             AND l.outputs ? x.output_name""",
+}
+_STEP = r"""replace(s.name, E'\x01', E'\x01\x03') || E'\x01\x02'
+    || replace(r.address, E'\x01', E'\x01\x03')"""
+_WALK = rf"""WITH RECURSIVE bfs (root, serial, depth, ids, state_ids, serials, paths, seen) AS (
+        SELECT k.ord, kv.serial, 0, ARRAY[r.id], ARRAY[kv.state_id], ARRAY[kv.serial],
+               ARRAY[{_STEP} COLLATE "C"], ARRAY[r.id]
+        FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS k (id, version_id, ord)
+        JOIN state_versions kv ON kv.id = k.version_id
+        JOIN states s ON s.id = kv.state_id
+        JOIN resources r ON r.id = k.id AND r.state_id = kv.state_id
+      UNION ALL
+        SELECT b.root, b.serial, b.depth + 1, n.ids, n.state_ids, n.serials, n.paths,
+               b.seen || n.ids
+        FROM bfs b CROSS JOIN LATERAL (
+            SELECT array_agg(step.id) AS ids, array_agg(step.state_id) AS state_ids,
+                   array_agg(step.serial) AS serials,
+                   array_agg(step.path || E'\x01\x01' || {_STEP}) AS paths
+            FROM (SELECT h.id, h.state_id, min(h.serial) AS serial,
+                         min(h.path COLLATE "C") AS path
+                  FROM ({{hops}}) h
+                  WHERE NOT EXISTS (SELECT FROM unnest(b.seen) AS seen (id) WHERE seen.id = h.id)
+                  GROUP BY h.id, h.state_id) step
+            JOIN resources r ON r.id = step.id AND r.state_id = step.state_id
+            JOIN states s ON s.id = step.state_id
+        ) n
+        WHERE b.depth < $3 AND n.ids IS NOT NULL
+    )"""
+# Each root's page: at most $7 resources after ($4 depth, $5 state, $6 address).
+_PAGES = paged_sql(
+    """SELECT n.root AS owner, n.id, n.state_id, v.id AS version_id, n.walk_serial,
+              n.depth, s.name COLLATE "C" AS state_name, r.address COLLATE "C" AS address,
+              n.path
+       FROM (SELECT b.root, b.serial AS walk_serial, b.depth, x.id, x.state_id, x.serial,
+                    x.path
+             FROM bfs b
+             CROSS JOIN LATERAL unnest(b.ids, b.state_ids, b.serials, b.paths)
+                 AS x (id, state_id, serial, path)
+             WHERE b.depth > 0) n
+       JOIN state_versions v ON v.state_id = n.state_id AND v.serial = n.serial
+       JOIN states s ON s.id = n.state_id
+       JOIN resources r ON r.id = n.id AND r.state_id = n.state_id""",
+    order="depth, state_name, address",
+    after="(depth, state_name, address) > ($4, $5, $6)",
+    limit="$7",
+    select=f"p.walk_serial, p.depth, p.path AS encoded_path, {RESOURCE_COLUMNS}",
+    joins=RESOURCE_JOINS,
+)
+# the page's WITH joins the walk's
+_SQL = {
+    direction: f"{_WALK.format(hops=hops)}, {_PAGES.strip().removeprefix('WITH')}"
+    for direction, hops in _HOPS.items()
+}
+
+
+def _path(encoded: str) -> tuple[list[str], list[str]]:
+    """A walk's path string, back to its states and addresses."""
+    states, addresses = [], []
+    for step in encoded.split("\x01\x01"):
+        state, address = step.split("\x01\x02")
+        states.append(state.replace("\x01\x03", "\x01"))
+        addresses.append(address.replace("\x01\x03", "\x01"))
+    return states, addresses
+
+
+async def cross_blast_radius(
+    conn: asyncpg.Connection,
+    roots: list[ResourceKey],
+    direction: Direction = Direction.DEPENDENTS,
+    *,
+    max_depth: int,
+    first: int,
+    after: tuple[int, int, str, str] | None = None,
+    rows: bool = True,
+    readable: list[str] | None = None,
+) -> dict[ResourceKey, Page[dict[str, Any]]]:
+    """As edges.blast_radius, across states: every resource reachable from each root, once,
+    at its shortest depth, by depth, state name, then address; each row a resource's
+    columns (RESOURCE_COLUMNS, at its version) with `depth`, `path` and `path_states`.
+    `after` is a CROSS_BLAST_KEY; `readable`: the states it may enter (None: all). A root
+    with nothing in reach has no page."""
+    check_depth(max_depth)
+    start = after[1:] if after else (0, "", "")  # (0, "", ""): before depth 1
+    records = await conn.fetch(
+        _SQL[direction],
+        *key_arrays(roots),
+        max_depth,
+        *start,
+        first + 1 if rows else 0,
+        readable,
+    )
+    found: list[dict[str, Any]] = []
+    for record in records:
+        row = dict(record)
+        if row["rn"] is not None:
+            if after is not None:
+                check_cursor_serial(after[0], row["walk_serial"])
+            row["path_states"], row["path"] = _path(row["encoded_path"])
+        found.append(row)
+    pages = pages_by_owner((r for r in found if r["total"]), first, CROSS_BLAST_KEY)
+    return {roots[owner - 1]: page for owner, page in pages.items()}

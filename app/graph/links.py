@@ -1,0 +1,282 @@
+"""One graph across states (migration 0015): links from consumers' `terraform_remote_state`
+data sources to producer states, output lineage, and who reads whom (README, "Across
+states").
+
+A link's producer is a state name: it is linked whenever a state of that name exists.
+Reads of links go through one function, `read_links`, given the states to read (as
+consumers or producers): the one place a read filter applies (`readable`, a caller's
+patterns, app.access: a link is read only when both its states may be).
+"""
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from app.graph.events import append_event
+from app.tfstate import InstanceRow, NormalizedState, OutputRow
+from app.tfstate.remote import Server, holds_output_value, output_lineage, remote_reads
+
+# A terraform_remote_state data source read here stores the outputs it read in its
+# `outputs` attribute ({"value": {name: value}, "type": ...}): those sensitive in the
+# producer (in any version it keeps) are withheld as if Terraform had marked them (issue
+# 14). Their paths, in Terraform's step format, for both shapes of the attribute.
+_LINKED_SENSITIVE = """(
+    SELECT coalesce(jsonb_agg(p.path), '[]'::jsonb)
+    FROM state_links l
+    JOIN states ps ON ps.name = l.producer_name
+    CROSS JOIN LATERAL (SELECT DISTINCT o.name FROM outputs o
+                        WHERE o.state_id = ps.id AND o.sensitive AND l.outputs ? o.name) o
+    CROSS JOIN LATERAL (VALUES
+        (jsonb_build_array(jsonb_build_object('type', 'get_attr', 'value', 'outputs'),
+                           jsonb_build_object('type', 'get_attr', 'value', 'value'),
+                           jsonb_build_object('type', 'get_attr', 'value', o.name))),
+        (jsonb_build_array(jsonb_build_object('type', 'get_attr', 'value', 'outputs'),
+                           jsonb_build_object('type', 'get_attr', 'value', o.name)))) p (path)
+    WHERE l.state_id = {r}.state_id AND l.resource_id = {r}.id)"""
+
+
+def sensitive_attributes(r: str) -> str:
+    """SQL: the `sensitive_attributes` of resources row `r` as readers see them: Terraform's,
+    and a linked data source's outputs sensitive in their producer (_LINKED_SENSITIVE)."""
+    linked = _LINKED_SENSITIVE.format(r=r)
+    return f"""CASE WHEN {r}.type = 'terraform_remote_state' THEN coalesce(nullif(
+        coalesce({r}.sensitive_attributes, '[]'::jsonb) || {linked}, '[]'::jsonb),
+        {r}.sensitive_attributes) ELSE {r}.sensitive_attributes END"""
+
+
+def hides_linked_outputs(r: str) -> str:
+    """SQL: row `r` is a data source whose read outputs include one sensitive in its
+    producer (an attribute search on `outputs` never matches it)."""
+    return f"({r}.type = 'terraform_remote_state' AND {_LINKED_SENSITIVE.format(r=r)} <> '[]')"
+
+
+async def write_links(
+    conn: asyncpg.Connection,
+    state_id: UUID,
+    serial: int,
+    new_rows: Mapping[int, InstanceRow],
+    row_ids: list[UUID],
+    closed: Sequence[UUID],
+    servers: Sequence[Server],
+) -> None:
+    """A link lives as long as its data source's row: closed with it, written with it.
+    `new_rows`: the instances of the rows the write inserted, by position."""
+    if closed:
+        await conn.execute(
+            """UPDATE state_links SET serial_to = $2
+               WHERE state_id = $1 AND serial_to IS NULL AND resource_id = ANY($3::uuid[])""",
+            state_id,
+            serial,
+            list(closed),
+        )
+    positions = sorted(new_rows)
+    reads = remote_reads([new_rows[p] for p in positions], servers)
+    if reads:
+        # each output read by the hash of its value: the values stay in the data source's row
+        await conn.execute(
+            """INSERT INTO state_links
+                   (state_id, resource_id, serial_from, address, producer_name, outputs)
+               SELECT $1, n.resource_id, $2, n.address, n.producer,
+                      (SELECT coalesce(jsonb_object_agg(o.key, md5(o.value::text)), '{}')
+                       FROM jsonb_each(n.outputs) AS o)
+               FROM unnest($3::uuid[], $4::text[], $5::text[], $6::jsonb[])
+                   AS n (resource_id, address, producer, outputs)""",
+            state_id,
+            serial,
+            [row_ids[positions[read.position]] for read in reads],
+            [new_rows[positions[read.position]].address for read in reads],
+            [read.producer for read in reads],
+            [read.outputs for read in reads],
+        )
+
+
+async def write_lineage(
+    conn: asyncpg.Connection,
+    state_id: UUID,
+    whole: Callable[[], NormalizedState],
+    new_rows: Iterable[InstanceRow],
+    row_ids: list[UUID],
+    closed: Sequence[UUID],
+    outputs_changed: bool,
+    *,
+    serial: int,
+    outputs: list[OutputRow],
+) -> None:
+    """The lineage of the new version's outputs, written as the rows that differ from the
+    current ones. With the same outputs and no new instance (`new_rows`) holding one of
+    their values, it is the current lineage less the closed instances'; else it is
+    computed whole, from every instance normalized (`whole`: a write keeps rows without
+    normalizing them)."""
+    if not outputs_changed and not holds_output_value(outputs, new_rows):
+        if closed:
+            await conn.execute(
+                """UPDATE output_lineage SET serial_to = $2
+                   WHERE state_id = $1 AND serial_to IS NULL AND resource_id = ANY($3::uuid[])""",
+                state_id,
+                serial,
+                list(closed),
+            )
+        return
+    state = whole()
+    found = {
+        (item.output, row_ids[item.position], item.path)
+        for item in output_lineage(outputs, state.instances, lambda: state.edges)
+    }
+    current = {
+        (r["output_name"], r["resource_id"], tuple(r["path"]))
+        for r in await conn.fetch(
+            """SELECT output_name, resource_id, path FROM output_lineage
+               WHERE state_id = $1 AND serial_to IS NULL""",
+            state_id,
+        )
+    }
+    gone = current - found
+    if gone:
+        await conn.execute(
+            """UPDATE output_lineage l SET serial_to = $2
+               FROM unnest($3::text[], $4::uuid[], $5::text[]) AS g (name, resource_id, path)
+               WHERE l.state_id = $1 AND l.serial_to IS NULL AND l.output_name = g.name
+                 AND l.resource_id = g.resource_id
+                 AND l.path = string_to_array(g.path, E'\\x01')""",
+            state_id,
+            serial,
+            [o for o, _, _ in gone],
+            [r for _, r, _ in gone],
+            ["\x01".join(p) for _, _, p in gone],
+        )
+    if found - current:
+        await conn.copy_records_to_table(
+            "output_lineage",
+            columns=("state_id", "serial_from", "output_name", "resource_id", "path"),
+            records=[(state_id, serial, o, r, list(p)) for o, r, p in found - current],
+        )
+
+
+# The outputs a link read, each with its value read (in the data source's `outputs`
+# attribute, `rv`; the link keeps its hash) and its value in the producer's current
+# version: null when sensitive there in any stored version (never shown); `changed` when
+# their hashes differ (a missing output has changed), `since` the producer serial at which
+# the value stopped being the one read.
+_READ_OUTPUTS = """
+    SELECT coalesce(jsonb_agg(jsonb_build_object(
+               'name', n.name, 'sensitive', n.sensitive, 'present', n.present,
+               'read', CASE WHEN n.sensitive THEN NULL ELSE n.read END,
+               'current', CASE WHEN n.sensitive THEN NULL ELSE n.current END,
+               'changed', n.changed, 'since', n.since) ORDER BY n.name), '[]') AS outputs,
+           coalesce(bool_or(n.changed), false) AS stale,
+           min(n.since) FILTER (WHERE n.changed) AS since
+    FROM (SELECT n.name, rv.outputs -> n.name AS read, o.value AS current,
+                 o.name IS NOT NULL AS present,
+                 EXISTS (SELECT FROM outputs h WHERE h.state_id = p.id AND h.name = n.name
+                                                 AND h.sensitive) AS sensitive,
+                 o.name IS NULL OR o.digest <> n.digest AS changed,
+                 CASE WHEN o.name IS NULL OR o.digest <> n.digest THEN
+                     coalesce(
+                         (SELECT max(h.serial_to) FROM outputs h
+                          WHERE h.state_id = p.id AND h.name = n.name AND h.serial_to IS NOT NULL
+                            AND coalesce(h.value_digest, md5(h.value::text)) = n.digest),
+                         o.serial_from,
+                         (SELECT max(h.serial_to) FROM outputs h
+                          WHERE h.state_id = p.id AND h.name = n.name))
+                 END AS since
+          FROM jsonb_each_text(l.outputs) AS n (name, digest)
+          LEFT JOIN LATERAL (
+              SELECT o.*, coalesce(o.value_digest, md5(o.value::text)) AS digest
+              FROM outputs o
+              WHERE o.state_id = p.id AND o.name = n.name AND o.serial_to IS NULL) o ON true
+         ) n"""
+
+_LINKS = f"""
+    SELECT c.id AS consumer_id, c.name AS consumer_name, c.kind AS consumer_kind,
+           c.lineage AS consumer_lineage, c.created_at AS consumer_created_at,
+           p.id AS producer_id, p.name AS producer_name, p.kind AS producer_kind,
+           p.lineage AS producer_lineage, p.created_at AS producer_created_at,
+           l.address, l.resource_id, x.outputs, x.stale, x.since
+    FROM states c
+    JOIN state_links l ON l.state_id = c.id AND l.serial_to IS NULL
+    JOIN states p ON p.name = l.producer_name
+    JOIN resources r ON r.state_id = l.state_id AND r.id = l.resource_id
+    CROSS JOIN LATERAL (SELECT CASE WHEN d.o ?& ARRAY['value', 'type']
+                                     AND (SELECT count(*) FROM jsonb_object_keys(d.o)) = 2
+                                    THEN d.o -> 'value' ELSE d.o END AS outputs
+                        FROM (SELECT r.attributes -> 'outputs' AS o) d) rv
+    CROSS JOIN LATERAL ({_READ_OUTPUTS}) x
+    WHERE ($1::uuid[] IS NULL OR c.id = ANY($1::uuid[]))
+      AND ($2::uuid[] IS NULL OR p.id = ANY($2::uuid[]))
+      AND may_read(c.name, $3::text[]) AND may_read(p.name, $3::text[])
+    ORDER BY c.name COLLATE "C", l.address COLLATE "C\""""
+
+
+async def read_links(
+    conn: asyncpg.Connection,
+    *,
+    consumers: list[UUID] | None = None,
+    producers: list[UUID] | None = None,
+    readable: list[str] | None = None,
+) -> list[asyncpg.Record]:
+    """The links of the consumers' current versions to the producers (None: any), by
+    consumer name then data source address: the consumer's and the producer's state
+    columns (consumer_id, consumer_name, consumer_kind, ...; producer_id, ...), address
+    (the data source's), resource_id (its row), outputs (as _READ_OUTPUTS), stale, since."""
+    return await conn.fetch(_LINKS, consumers, producers, readable)
+
+
+async def links_by_producer(
+    conn: asyncpg.Connection, producer_ids: list[UUID], readable: list[str] | None = None
+) -> dict[UUID, list[asyncpg.Record]]:
+    found = await read_links(conn, producers=producer_ids, readable=readable)
+    return _grouped(found, "producer_id")
+
+
+async def links_by_consumer(
+    conn: asyncpg.Connection, consumer_ids: list[UUID], readable: list[str] | None = None
+) -> dict[UUID, list[asyncpg.Record]]:
+    found = await read_links(conn, consumers=consumer_ids, readable=readable)
+    return _grouped(found, "consumer_id")
+
+
+def _grouped(records: list[asyncpg.Record], column: str) -> dict[UUID, list[asyncpg.Record]]:
+    grouped: dict[UUID, list[asyncpg.Record]] = {}
+    for record in records:
+        grouped.setdefault(record[column], []).append(record)
+    return grouped
+
+
+async def record_stale(
+    conn: asyncpg.Connection, producer_id: UUID, serial: int, *, actor: str
+) -> list[asyncpg.Record]:
+    """A `consumer-stale` event for each consumer this write of the producer (at `serial`)
+    made stale: stale now, and each output it read that differs stopped being the value
+    read at this serial (so none differed before). Returns their links."""
+    made = [
+        link
+        for link in await read_links(conn, producers=[producer_id])
+        if link["stale"] and link["since"] == serial
+    ]
+    for link in made:
+        detail: dict[str, Any] = {
+            "producer": link["producer_name"],
+            "producer_serial": serial,
+            "data_source": link["address"],
+            "outputs": [o["name"] for o in link["outputs"] if o["changed"]],
+        }
+        await append_event(
+            conn,
+            state_name=link["consumer_name"],
+            state_id=link["consumer_id"],
+            action="consumer-stale",
+            actor=actor,
+            detail=detail,
+        )
+    return made
+
+
+async def forget_links(conn: asyncpg.Connection, state_id: UUID) -> None:
+    """A deleted state's links (as consumer) and output lineage."""
+    await conn.execute(
+        """WITH links AS (DELETE FROM state_links WHERE state_id = $1)
+           DELETE FROM output_lineage WHERE state_id = $1""",
+        state_id,
+    )

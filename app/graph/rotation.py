@@ -1,0 +1,243 @@
+"""Re-seal a database's state under the current key: `infragraph rotate-key`.
+
+Whatever is sealed under another key, or in clear while there is a key (or sealed while
+there is none), is opened with the keyring (INFRAGRAPH_ENCRYPTION_KEY_OLD opens the old
+key's values) and stored again as a write would store it now: raw chunks (their hash is
+keyed, so each version's list of hashes follows), versions' MD5, rows' secrets and the
+content hashes that depend on them. Rows written before migration 0014, which hold their
+secrets in place, are split; versions still holding their bytes inline (before 0009) are
+moved to chunks when there is a key.
+
+It runs state by state, in batches, each batch one transaction under the state's row
+lock (the lock writers take): a write waits for at most one batch, readers never wait,
+and a stream of raw bytes that a batch re-keys under it keeps reading the same bytes
+(chunk lengths do not change, and each piece reads the version's hashes anew). What a
+batch did is committed, and only what is not under the current key is selected, so a
+run that stops can be run again: it carries on.
+"""
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from uuid import UUID
+
+import asyncpg
+import zstandard
+
+from app import crypto
+from app.graph.raw import MD5_BYTES, open_md5, save_raw, seal_md5
+from app.graph.store import (
+    INSTANCE_SELECT,
+    OUTPUT_SELECT,
+    instance_of,
+    output_of,
+    stored_instance,
+    stored_output,
+)
+
+# Rows per batch; chunks per batch (at most 256 KiB each: 16 MiB at most)
+BATCH_ROWS = 500
+BATCH_CHUNKS = 64
+
+
+@dataclass
+class Rotated:
+    """What a run re-sealed, by kind, in all states."""
+
+    states: int = 0
+    counts: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("inline", "chunks", "md5", "resources", "outputs"), 0
+        )
+    )
+
+
+def _stale(column: str, ring: crypto.Keyring, fixed_size: int | None = None) -> str:
+    """SQL: `column` (bytea) is not stored as the current keyring would store it."""
+    prefix = ring.prefix
+    clear = (
+        f"octet_length({column}) = {fixed_size}"
+        if fixed_size is not None
+        else f"substring({column} FROM 1 FOR 1) <> '\\x01'::bytea"
+    )
+    if prefix is None:
+        return f"NOT ({clear})"
+    return (
+        f"(({clear}) OR substring({column} FROM 1 FOR {len(prefix)}) <> '\\x{prefix.hex()}'::bytea)"
+    )
+
+
+async def rotate(
+    conn: asyncpg.Connection, report: Callable[[str, dict[str, int]], None] | None = None
+) -> Rotated:
+    """Re-seal every state under the keyring's current key; `report(state, counts)`
+    after each state that had anything to re-seal."""
+    done = Rotated()
+    for state in await conn.fetch("SELECT id, name FROM states ORDER BY name"):
+        counts = await rotate_state(conn, state["id"])
+        if any(counts.values()):
+            done.states += 1
+            for kind, count in counts.items():
+                done.counts[kind] += count
+            if report is not None:
+                report(state["name"], counts)
+    return done
+
+
+async def rotate_state(conn: asyncpg.Connection, state_id: UUID) -> dict[str, int]:
+    """Re-seal one state; how many values of each kind it re-sealed."""
+    return {
+        "inline": await _batches(conn, state_id, _inline) if crypto.keyring().encrypting else 0,
+        "chunks": await _batches(conn, state_id, _chunks),
+        "md5": await _batches(conn, state_id, _md5),
+        "resources": await _batches(conn, state_id, _resources),
+        "outputs": await _batches(conn, state_id, _outputs),
+    }
+
+
+# One batch: re-seals up to a batch of one kind of value of a state; how many it did.
+Batch = Callable[[asyncpg.Connection, UUID, crypto.Keyring], Awaitable[int]]
+
+
+async def _batches(conn: asyncpg.Connection, state_id: UUID, batch: Batch) -> int:
+    """Run `batch` until it finds nothing left, each in a transaction under the state's
+    row lock; how many it re-sealed in all."""
+    total = 0
+    while True:
+        async with conn.transaction():
+            locked = await conn.fetchval("SELECT 1 FROM states WHERE id = $1 FOR UPDATE", state_id)
+            done = await batch(conn, state_id, crypto.keyring()) if locked else 0
+        if not done:
+            return total
+        total += done
+
+
+async def _inline(conn: asyncpg.Connection, state_id: UUID, ring: crypto.Keyring) -> int:
+    """A version written before migration 0009 (raw bytes inline, in clear) to chunks."""
+    version = await conn.fetchrow(
+        """SELECT id, raw_state FROM state_versions
+           WHERE state_id = $1 AND raw_state IS NOT NULL LIMIT 1""",
+        state_id,
+    )
+    if version is None:
+        return 0
+    await conn.execute(
+        """UPDATE state_versions SET raw_chunks = $3, raw_state = NULL
+           WHERE state_id = $1 AND id = $2""",
+        state_id,
+        version["id"],
+        await save_raw(conn, state_id, version["raw_state"]),
+    )
+    return 1
+
+
+async def _chunks(conn: asyncpg.Connection, state_id: UUID, ring: crypto.Keyring) -> int:
+    """Chunks: each opened, its hash computed anew (keyed), sealed again; the versions
+    listing the old hash list the new one; the old row goes."""
+    stale = await conn.fetch(
+        f"""SELECT hash, length, data FROM raw_state_chunks
+            WHERE state_id = $1 AND {_stale("data", ring)} LIMIT {BATCH_CHUNKS}""",
+        state_id,
+    )
+    if not stale:
+        return 0
+    decompressor = zstandard.ZstdDecompressor()
+    context = state_id.bytes
+    old_hashes, new_hashes, data = [], [], []
+    for chunk in stale:
+        frame = ring.open(chunk["data"], context)
+        old_hashes.append(chunk["hash"])
+        new_hashes.append(ring.mac(decompressor.decompress(frame)))
+        data.append(ring.seal(frame, context))
+    # a write under the current key may have stored the same chunk already
+    await conn.execute(
+        """INSERT INTO raw_state_chunks (state_id, hash, length, data)
+           SELECT $1, hash, length, data
+           FROM unnest($2::bytea[], $3::integer[], $4::bytea[]) AS c(hash, length, data)
+           ON CONFLICT (state_id, hash) DO NOTHING""",
+        state_id,
+        new_hashes,
+        [chunk["length"] for chunk in stale],
+        data,
+    )
+    await conn.execute(
+        "DELETE FROM raw_state_chunks WHERE state_id = $1 AND hash = ANY($2::bytea[])",
+        state_id,
+        old_hashes,
+    )
+    await conn.execute(
+        """UPDATE state_versions v SET raw_chunks = (
+               SELECT array_agg(coalesce(m.new, h.hash) ORDER BY h.position)
+               FROM unnest(v.raw_chunks) WITH ORDINALITY AS h(hash, position)
+               LEFT JOIN unnest($2::bytea[], $3::bytea[]) AS m(old, new) ON m.old = h.hash)
+           WHERE v.state_id = $1 AND v.raw_chunks && $2::bytea[]""",
+        state_id,
+        old_hashes,
+        new_hashes,
+    )
+    return len(stale)
+
+
+async def _md5(conn: asyncpg.Connection, state_id: UUID, ring: crypto.Keyring) -> int:
+    stale = await conn.fetch(
+        f"""SELECT id, raw_md5 FROM state_versions
+            WHERE state_id = $1 AND {_stale("raw_md5", ring, MD5_BYTES)} LIMIT {BATCH_ROWS}""",
+        state_id,
+    )
+    await conn.execute(
+        """UPDATE state_versions v SET raw_md5 = m.md5
+           FROM unnest($2::uuid[], $3::bytea[]) AS m(id, md5)
+           WHERE v.state_id = $1 AND v.id = m.id""",
+        state_id,
+        [version["id"] for version in stale],
+        [seal_md5(open_md5(version["raw_md5"], state_id), state_id) for version in stale],
+    )
+    return len(stale)
+
+
+async def _resources(conn: asyncpg.Connection, state_id: UUID, ring: crypto.Keyring) -> int:
+    """Rows holding secrets: read back as written, stored again as a write would. A
+    content hash that is the original row's (no key, or no secret) stays: the one the
+    write computed from the document (JSONB may have reordered keys since)."""
+    stale = await conn.fetch(
+        f"""SELECT id, {INSTANCE_SELECT} FROM resources
+            WHERE state_id = $1 AND (secrets = '' OR {_stale("secrets", ring)})
+            LIMIT {BATCH_ROWS}""",
+        state_id,
+    )
+    stored = [stored_instance(instance_of(row, state_id)) for row in stale]
+    await conn.execute(
+        """UPDATE resources r SET attributes = s.attributes, secrets = s.secrets,
+                                  content_hash = coalesce(s.content_hash, r.content_hash)
+           FROM unnest($2::uuid[], $3::jsonb[], $4::bytea[], $5::bytea[])
+                AS s(id, attributes, secrets, content_hash)
+           WHERE r.state_id = $1 AND r.id = s.id""",
+        state_id,
+        [row["id"] for row in stale],
+        [s.row.attributes for s in stored],
+        [s.sealed(ring, state_id) for s in stored],
+        [s.keyed_digest(ring) for s in stored],
+    )
+    return len(stale)
+
+
+async def _outputs(conn: asyncpg.Connection, state_id: UUID, ring: crypto.Keyring) -> int:
+    stale = await conn.fetch(
+        f"""SELECT id, {OUTPUT_SELECT} FROM outputs
+            WHERE state_id = $1 AND (secrets = '' OR {_stale("secrets", ring)})
+            LIMIT {BATCH_ROWS}""",
+        state_id,
+    )
+    stored = [stored_output(output_of(row, state_id)) for row in stale]
+    await conn.execute(
+        """UPDATE outputs o SET value = s.value, secrets = s.secrets,
+                                content_hash = coalesce(s.content_hash, o.content_hash)
+           FROM unnest($2::uuid[], $3::jsonb[], $4::bytea[], $5::bytea[])
+                AS s(id, value, secrets, content_hash)
+           WHERE o.state_id = $1 AND o.id = s.id""",
+        state_id,
+        [row["id"] for row in stale],
+        [s.row.value for s in stored],
+        [s.sealed(ring, state_id) for s in stored],
+        [s.keyed_digest(ring) for s in stored],
+    )
+    return len(stale)

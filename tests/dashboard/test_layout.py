@@ -1,0 +1,103 @@
+"""The blast-radius picture's layout (pure): every drawn resource once, in its depth's
+column, the undrawn counted in one "+K more" node per depth, lines only between
+neighbouring depths, and the ordering uncrosses what it can."""
+
+import collections
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.dashboard.layout import (
+    BOX_HEIGHT,
+    BOX_WIDTH,
+    COLUMN_WIDTH,
+    LINES_IN,
+    Layer,
+    layout,
+    shorten,
+)
+
+
+@st.composite
+def radii(draw: st.DrawFn) -> tuple[list[Layer], list[tuple[str, str]]]:
+    """Layers of a radius (some summarised), with edges from each drawn resource's
+    layer before it (as a breadth-first walk gives) and a few others."""
+    layers: list[Layer] = []
+    edges: list[tuple[str, str]] = []
+    previous = ["root"]
+    for depth in range(1, draw(st.integers(0, 5)) + 1):
+        drawn = [f"d{depth}-{i}" for i in range(draw(st.integers(1, 8)))]
+        total = len(drawn) + draw(st.integers(0, 3))
+        layers.append(Layer(total, [(key, key) for key in drawn]))
+        for key in drawn:
+            parents = draw(st.lists(st.sampled_from(previous), max_size=2, unique=True))
+            edges += [(parent, key) for parent in parents]
+        previous = drawn
+    return layers, edges
+
+
+@given(radii())
+def test_every_resource_is_drawn_once_in_its_column_with_the_rest_counted(radius) -> None:
+    layers, edges = radius
+    picture = layout(("root", "root"), layers, edges)
+    keys = [node.key for node in picture.nodes if node.key is not None]
+    assert sorted(keys) == sorted(["root", *(k for layer in layers for k, _ in layer.drawn)])
+    for node in picture.nodes:
+        assert node.x == 10 + node.depth * COLUMN_WIDTH
+        assert node.y >= 0 and node.y + BOX_HEIGHT <= picture.height
+    for depth, layer in enumerate(layers, start=1):
+        more = [n.more for n in picture.nodes if n.key is None and n.depth == depth]
+        assert more == ([layer.total - len(layer.drawn)] if layer.total > len(layer.drawn) else [])
+    column = {n.x for n in picture.nodes}
+    for line in picture.lines:  # from a box's right edge to the next column's left edge
+        assert line.x1 - BOX_WIDTH in column and line.x2 - line.x1 == COLUMN_WIDTH - BOX_WIDTH
+    into = collections.Counter((line.x2, line.y2) for line in picture.lines)
+    for node in picture.nodes:  # every edge in a line, or counted, from 3 lines on
+        if node.key is not None:
+            lines_in = into[(node.x, node.y + BOX_HEIGHT // 2)]
+            assert lines_in <= LINES_IN and (node.unlined == 0 or lines_in == LINES_IN)
+    positions = {(n.x, n.y) for n in picture.nodes}
+    assert len(positions) == len(picture.nodes)  # no two boxes overlap
+
+
+def test_a_resource_whose_predecessors_are_undrawn_hangs_off_the_more_node() -> None:
+    layers = [Layer(3, [("a", "a")]), Layer(1, [("x", "x")])]
+    picture = layout(("r", "r"), layers, [("r", "a")])  # x's predecessor is among the 2 more
+    [summary] = [line for line in picture.lines if line.summary]
+    more = next(n for n in picture.nodes if n.key is None)
+    assert (summary.x1, summary.y1) == (more.x + BOX_WIDTH, more.y + BOX_HEIGHT // 2)
+
+
+def test_a_dense_layer_draws_three_lines_into_a_box_and_counts_the_rest() -> None:
+    subnets = [(f"s{i}", f"s{i}") for i in range(5)]
+    layers = [Layer(5, subnets), Layer(1, [("vm", "vm")])]
+    edges = [("r", key) for key, _ in subnets] + [(key, "vm") for key, _ in subnets]
+    picture = layout(("r", "r"), layers, edges)
+    vm = next(n for n in picture.nodes if n.key == "vm")
+    assert vm.unlined == 2 and vm.y == next(n.y for n in picture.nodes if n.key == "s0")
+    assert len(picture.lines) == 5 + 3
+
+
+def test_ordering_uncrosses_two_chains() -> None:
+    # r -> a -> y and r -> b -> x: addresses alone would cross (a above b, x above y)
+    layers = [Layer(2, [("a", "a"), ("b", "b")]), Layer(2, [("x", "x"), ("y", "y")])]
+    picture = layout(("r", "r"), layers, [("r", "a"), ("r", "b"), ("a", "y"), ("b", "x")])
+    y = {n.key: n.y for n in picture.nodes}
+    assert (y["a"] < y["b"]) == (y["y"] < y["x"])
+
+
+@given(st.text(min_size=1, max_size=80), st.integers(3, 40))
+def test_a_long_label_keeps_its_start_and_end(label: str, chars: int) -> None:
+    short = shorten(label, chars)
+    head = (chars - 1) // 2
+    if len(label) <= chars:
+        assert short == label
+    else:
+        assert len(short) == chars and short[head] == "…"
+        assert label.startswith(short[:head]) and label.endswith(short[head + 1 :])
+
+
+def test_an_address_keeps_its_index() -> None:
+    assert (
+        shorten("aws_lb_target_group_attachment.web[0]", 32) == "aws_lb_target_g…ttachment.web[0]"
+    )

@@ -1,0 +1,259 @@
+"""The dashboard's pages, rendered in-process from real states: each shows its data,
+sensitive values masked, a fixed number of SQL statements whatever it holds."""
+
+import json
+import re
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+
+from app.catalog.scopes import create_scope
+from app.dashboard.pages import DRAWN_PER_LAYER, MASK, TIMELINE
+from app.graph import locks
+from app.graph.store import write_version
+from app.iac import service
+from tests.graph.states import PASSWORD, resource, shared_history, state
+
+HTML = {"Accept": "text/html,application/xhtml+xml"}
+
+
+async def page(client: httpx.AsyncClient, path: str, params: dict[str, Any] | None = None) -> str:
+    response = await client.get(path, params=params, headers=HTML)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("text/html")
+    return response.text
+
+
+def _hub(spokes: int, *, serial: int = 1) -> bytes:
+    """A VPC with `spokes` subnets, each with an instance: a radius of 2 * spokes."""
+    return state(
+        [
+            resource("aws_vpc", "main", attributes={"id": "vpc-1"}),
+            resource("aws_subnet", "s", keys=list(range(spokes)), depends_on=["aws_vpc.main"]),
+            resource("aws_instance", "web", keys=list(range(spokes)), depends_on=["aws_subnet.s"]),
+        ],
+        serial=serial,
+    )
+
+
+async def _apply(conn: asyncpg.Connection, scope: str, system: str, tables: list[str]) -> None:
+    """An IaC apply by "deployer" of `system` managing `tables`."""
+    lines = [{"kind": "header", "system": system, "version": 1}] + [
+        {"kind": "table", "ref": ref, "spec": {"name": ref.title()}} for ref in tables
+    ]
+    document = "\n".join(json.dumps(line) for line in lines).encode()
+    planned = await service.plan(conn, scope, document)
+    await service.apply(conn, scope, document, planned.hash, actor="deployer")
+
+
+async def test_root_is_the_overview_for_a_browser_and_404_for_anything_else(client) -> None:
+    response = await client.get("/")
+    assert response.status_code == 404
+    assert response.json()["code"] == "NOT_FOUND"
+    assert "<h1>States</h1>" in await page(client, "/")
+
+
+async def test_overview_lists_states_with_serial_writer_lock_totals_and_events(
+    client, conn: asyncpg.Connection
+) -> None:
+    for serial, body in enumerate(shared_history()[:3], start=1):
+        await write_version(conn, "team/net", body, actor="ci")
+        assert serial
+    await write_version(conn, "team/app", _hub(2), actor="alice")
+    info = {"ID": "lock-1", "Who": "bob@laptop", "Operation": "OperationTypeApply"}
+    await locks.lock(conn, "team/app", info, actor="bob")
+    html = await page(client, "/")
+    rows = dict(re.findall(r'<tr data-state="([^"]+)">(.*?)</tr>', html, re.S))
+    assert set(rows) == {"team/net", "team/app"}
+    assert re.search(r'class="num serial">3<', rows["team/net"])
+    assert "ci" in rows["team/net"] and "bob@laptop" not in rows["team/net"]
+    assert re.search(r'class="num serial">1<', rows["team/app"])
+    assert "bob@laptop" in rows["team/app"] and "alice" in rows["team/app"]
+    assert re.search(r"<b>2</b> states.*<b>1</b> locked", html, re.S)
+    assert html.count('<b class="action">write</b>') == 4
+    assert '<b class="action">lock</b>' in html
+
+
+async def test_state_page_shows_versions_diff_outputs_masked_resources_and_lock(
+    client, conn: asyncpg.Connection
+) -> None:
+    for body in shared_history():
+        await write_version(conn, "team/net", body, actor="ci")
+    document = json.loads(shared_history()[-1])
+    document["serial"] = 7
+    document["outputs"]["db_password"] = {"value": "hunter2", "type": "string", "sensitive": True}
+    await write_version(conn, "team/net", json.dumps(document).encode(), actor="ci")
+    await locks.lock(conn, "team/net", {"ID": "l-9", "Who": "carol@ci"}, actor="carol")
+    html = await page(client, "/ui/state", {"name": "team/net"})
+    assert re.findall(r'<tr data-serial="(\d+)">', html) == [str(s) for s in range(7, 0, -1)]
+    assert "hunter2" not in html and "(sensitive)" in html
+    assert 'id="lock-holder">carol@ci<' in html and 'id="force-unlock"' in html
+    assert "aws_subnet.a[0]" in html and "aws_instance.web[&#34;x&#34;]" in html
+    # serial 2 changed web["x"]'s size; 3 added the eip
+    diff = await page(client, "/ui/state", {"name": "team/net", "from": 1, "to": 3})
+    assert re.search(r'class="add">\+ <a [^>]+>aws_eip.ip</a>', diff)
+    assert re.search(r"~ <a [^>]+>aws_instance.web\[&#34;x&#34;\]</a>", diff)
+    assert "<code>size</code>" in diff
+    searched = await page(client, "/ui/state", {"name": "team/net", "q": "aws_subnet"})
+    listed = re.findall(r"<tr><td><a href=\"/ui/resource[^>]+>([^<]+)</a>", searched)
+    assert listed == ["aws_subnet.a[0]", "aws_subnet.a[1]", "aws_subnet.a[2]"]
+
+
+async def test_the_versions_timeline_pages_back_from_the_newest(
+    client, conn: asyncpg.Connection
+) -> None:
+    for serial in range(1, TIMELINE + 6):
+        await write_version(conn, "long", _hub(serial % 3 + 1, serial=serial), actor="ci")
+    newest = await page(client, "/ui/state", {"name": "long"})
+    serials = [int(s) for s in re.findall(r'<tr data-serial="(\d+)">', newest)]
+    assert serials == list(range(TIMELINE + 5, 5, -1))
+    older = re.search(r'id="older" href="([^"]+)"', newest)
+    assert older and "before=6" in older.group(1)
+    rest = await page(client, older.group(1).replace("&amp;", "&"))
+    assert re.findall(r'<tr data-serial="(\d+)">', rest) == ["5", "4", "3", "2", "1"]
+    assert 'id="serial">55<' in rest and 'id="older"' not in rest
+    # serial 5 (3 spokes) against 4 (2 spokes): a subnet and an instance added
+    five = re.search(r'<tr data-serial="5">(.*?)</tr>', rest, re.S)
+    assert five
+    assert re.findall(r'class="num (?:add|change|remove)">(\d+)<', five.group(1)) == ["2", "0", "0"]
+
+
+async def test_resource_page_masks_sensitive_attributes_and_shows_history_and_edges(
+    client, conn: asyncpg.Connection
+) -> None:
+    for body in shared_history():
+        await write_version(conn, "team/net", body, actor="ci")
+    secret = state(
+        [
+            resource(
+                "aws_db_instance",
+                "db",
+                attributes={"password": "pw-1", "port": 5432},
+                sensitive=PASSWORD,
+            )
+        ]
+    )
+    await write_version(conn, "team/db", secret, actor="ci")
+    db = await page(client, "/ui/resource", {"state": "team/db", "address": "aws_db_instance.db"})
+    assert "pw-1" not in db and f"&#34;password&#34;: &#34;{MASK}&#34;" in db
+    html = await page(
+        client, "/ui/resource", {"state": "team/net", "address": 'aws_instance.web["x"]'}
+    )
+    history = re.findall(
+        r'<tr class="(created|changed|removed)"><td class="num"><a[^>]*>(\d+)', html
+    )
+    assert history == [("changed", "2"), ("created", "1")]
+    dependencies = re.search(r'<ul id="dependencies">(.*?)</ul>', html, re.S)
+    assert dependencies and "aws_subnet.a[0]" in dependencies.group(1)
+
+
+@pytest.mark.parametrize("spokes", [3, DRAWN_PER_LAYER + 7])
+async def test_blast_radius_picture_draws_each_depth_up_to_the_limit(
+    client, conn: asyncpg.Connection, spokes: int
+) -> None:
+    await write_version(conn, "hub", _hub(spokes), actor="ci")
+    html = await page(client, "/ui/resource", {"state": "hub", "address": "aws_vpc.main"})
+    svg = re.search(r'<svg id="radius".*?</svg>', html, re.S)
+    assert svg
+    nodes = re.findall(r'<g class="node" data-depth="(\d)" data-address="([^"]+)"', svg.group(0))
+    drawn = min(spokes, DRAWN_PER_LAYER)
+    assert [d for d, _ in nodes].count("1") == drawn and [d for d, _ in nodes].count("2") == drawn
+    assert 'class="node root" data-depth="0" data-address="aws_vpc.main"' in svg.group(0)
+    more = re.findall(r'data-more="(\d+)"', svg.group(0))
+    assert more == ([str(spokes - drawn)] * 2 if spokes > drawn else [])
+    assert f"<b>{2 * spokes}</b> resources depend on it" in html
+
+
+async def test_pages_of_a_state_with_only_a_lock_and_of_a_leaf(
+    client, conn: asyncpg.Connection
+) -> None:
+    await locks.lock(conn, "team/new", {"ID": "first", "Who": "fay@ci"}, actor="fay")
+    overview = await page(client, "/")
+    row = re.search(r'<tr data-state="team/new">(.*?)</tr>', overview, re.S)
+    assert row and 'class="num serial"><' in row.group(1) and "fay@ci" in row.group(1)
+    html = await page(client, "/ui/state", {"name": "team/new"})
+    assert 'id="lock-holder">fay@ci<' in html and "<tr data-serial" not in html
+    await write_version(conn, "hub", _hub(2), actor="ci")
+    leaf = await page(client, "/ui/resource", {"state": "hub", "address": "aws_instance.web[0]"})
+    assert "<b>0</b> resources depend on it" in leaf
+    assert leaf.count('<g class="node') == 1  # itself
+    upward = await page(
+        client,
+        "/ui/resource",
+        {"state": "hub", "address": "aws_instance.web[0]", "direction": "dependencies"},
+    )
+    assert "<b>3</b> resources it depends on" in upward
+    nodes = re.findall(r'data-address="([^"]+)"', upward)
+    assert nodes == ["aws_instance.web[0]", "aws_subnet.s[0]", "aws_subnet.s[1]", "aws_vpc.main"]
+
+
+async def test_inventory_counts_groups_and_searches_attributes(
+    client, conn: asyncpg.Connection
+) -> None:
+    await write_version(conn, "hub", _hub(4), actor="ci")
+    html = await page(client, "/ui/inventory")
+    by_type = re.search(r'<table id="by-type">(.*?)</table>', html, re.S)
+    assert by_type
+    counts = re.findall(r">([a-z_]+)</a></td>\s*<td class=\"num\">(\d+)", by_type.group(1))
+    assert counts == [("aws_instance", "4"), ("aws_subnet", "4"), ("aws_vpc", "1")]
+    found = await page(client, "/ui/inventory", {"q": '{"id": "vpc-1"}'})
+    table = re.search(r'<table id="found">(.*?)</table>', found, re.S)
+    assert table and "aws_vpc.main" in table.group(1) and "aws_subnet" not in table.group(1)
+    bad = await page(client, "/ui/inventory", {"q": "[1"})
+    assert 'class="error"' in bad
+
+
+async def test_iac_page_lists_systems_managed_resources_and_applies(
+    client, conn: asyncpg.Connection
+) -> None:
+    await create_scope(conn, "sales", "Sales")
+    await _apply(conn, "sales", "crm", ["contacts"])
+    html = await page(client, "/ui/iac")
+    system = re.search(r'<div class="system" data-system="crm">(.*?)</ol>', html, re.S)
+    assert system
+    assert ">contacts</a>" in system.group(1) and "iac:sales/crm" in system.group(1)
+    assert '<b class="action">apply</b>' in system.group(1) and "create 1" in system.group(1)
+
+
+async def test_errors_are_pages_with_their_status(client, conn: asyncpg.Connection) -> None:
+    missing = await client.get("/ui/state", params={"name": "nope"}, headers=HTML)
+    assert missing.status_code == 404 and "no state &#39;nope&#39;" in missing.text
+    bad = await client.get("/ui/state", params={"name": "x", "from": "a", "to": "1"}, headers=HTML)
+    assert bad.status_code == 400 and "from must be an integer" in bad.text
+
+
+async def _statements(client, statements, path: str, params: dict[str, Any]) -> int:
+    statements.statements.clear()
+    await page(client, path, params)
+    return len(statements.statements)
+
+
+async def test_each_page_runs_as_many_statements_small_or_big(
+    client, conn: asyncpg.Connection, statements
+) -> None:
+    await create_scope(conn, "sales", "Sales")
+    await _apply(conn, "sales", "crm", ["contacts"])
+    for name in ("a", "b"):
+        await write_version(conn, name, _hub(2), actor="ci")
+    cases = [
+        ("/", {}),
+        ("/ui/state", {"name": "a"}),
+        ("/ui/resource", {"state": "a", "address": "aws_vpc.main"}),
+        ("/ui/inventory", {"q": '{"id": "vpc-1"}'}),
+        ("/ui/iac", {}),
+    ]
+
+    async def count() -> list[int]:
+        # a blast radius is walked (and kept) by the first page showing it: then read
+        await page(client, "/ui/resource", {"state": "a", "address": "aws_vpc.main"})
+        return [await _statements(client, statements, path, p) for path, p in cases]
+
+    small = await count()
+    await _apply(conn, "sales", "erp", ["orders", "items", "stock"])
+    for name in [f"s{i}" for i in range(30)]:
+        await write_version(conn, name, _hub(3), actor="ci")
+    for serial in range(2, 12):
+        await write_version(conn, "a", _hub(40 + serial, serial=serial), actor="ci")
+    assert await count() == small == [6, 6, 7, 5, 3]  # as README's "Dashboard" says

@@ -1,0 +1,61 @@
+"""`infragraph token create|list|revoke` against a live server, as an admin would run it;
+the token it prints works, with its role and reach, until revoked."""
+
+import json
+from pathlib import Path
+
+from tests.backend.helpers import tf_state
+from tests.live_server import LiveServer
+from tests.test_cli import Cli, server  # noqa: F401  (the module's live server)
+
+
+def test_create_list_use_and_revoke(server: LiveServer, conn, tmp_path: Path) -> None:  # noqa: F811
+    admin = Cli(server, tmp_path / "home")
+    code, out, err = admin(
+        "token",
+        "create",
+        "ci",
+        "--role",
+        "write",
+        "--states",
+        "team/*",
+        "--states",
+        "ops/*",
+        "--scopes",
+        "crm",
+        "--expires",
+        "30",
+    )
+    assert code == 0, err
+    *said, secret = out.splitlines()  # the token is the last line of stdout
+    assert said[0].startswith("created: ci (write, team/*,ops/*,scope:crm, expires ")
+    assert secret.startswith("igt_")
+
+    ci = Cli(server, tmp_path / "ci", token=secret)
+    state = tmp_path / "state.tfstate"
+    state.write_bytes(tf_state())
+    code, out, err = ci("import", "team/app", str(state))
+    assert code == 0, err
+    code, out, err = ci("import", "other/app", str(state))
+    assert code == 1 and "outside its states (team/*, ops/*, iac:crm/*)" in err
+    code, out, err = ci("token", "list")
+    assert code == 1 and "needs the admin role" in err
+
+    code, out, err = admin("token", "list", "--json")
+    assert code == 0, err
+    [listed] = json.loads(out)
+    assert (listed["name"], listed["role"], listed["states"], listed["scopes"]) == (
+        "ci",
+        "WRITE",
+        ["team/*", "ops/*"],
+        ["crm"],
+    )
+    assert listed["lastUsedAt"] is not None and secret not in out
+    code, out, err = admin("token", "revoke", "ci")
+    assert (code, out) == (0, "revoked: ci\n"), err
+    code, out, err = admin("token", "list")
+    assert code == 0 and out.startswith("ci\twrite\tteam/*,ops/*,scope:crm\trevoked\t")
+    code, out, err = ci("states")
+    assert code == 1 and "INFRAGRAPH_TOKEN" in err  # 401 now
+    code, out, err = admin("token", "create", "bad", "--role", "read", "--states", "iac:crm/*")
+    assert code == 1 and "by their scope" in err
