@@ -3,6 +3,7 @@ started on, a list of resources shares the walks, totalCount alone keeps no rows
 
 import strawberry
 
+from app.access import Principal, Role
 from app.api.context import Context
 from app.api.graph.loaders import GraphLoaders
 from app.api.graph.types import Resource, resources_of
@@ -131,7 +132,9 @@ async def test_a_resource_read_without_attributes_loads_them_when_asked(app, con
 
     settings = Settings()
     pool = app.state.pool
-    context = Context(None, None, pool, settings, "test", GraphLoaders(pool, settings), None)  # type: ignore[arg-type]
+    reader = Principal("test", Role.READ)
+    loaders = GraphLoaders(pool, settings)
+    context = Context(None, None, pool, settings, reader, loaders, None, None)  # type: ignore[arg-type]
     query = '{ resource { input: attributes(path: ["input"]) attributes } }'
     result = await strawberry.Schema(query=Query).execute(query, context_value=context)
     assert result.errors is None

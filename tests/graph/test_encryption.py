@@ -25,6 +25,7 @@ from app.graph.rotation import rotate
 from app.graph.store import export_state, find_version, write_version
 from app.iac.state import reseal_hash_key, secret_key
 from app.jsonutil import dumps
+from app.tfstate import scan_state
 from tests.conftest import corpus_files, requires_corpus
 from tests.graph.states import PASSWORD, resource
 from tests.graph.test_store import as_numbers
@@ -155,6 +156,20 @@ async def test_a_changed_secret_still_shows_as_changed_with_a_key(conn, sealed) 
     assert (
         await conn.fetchval("SELECT count(*) FROM resources WHERE address = $1", db["address"]) == 2
     )
+
+
+async def test_raw_hashes_are_keyed_with_a_key_and_still_keep_rows(conn, sealed) -> None:
+    # a raw hash covers a resource's bytes, its secrets included: stored plain, it would
+    # confirm a guessed secret
+    written = await write_version(conn, "s", secret_state(1), actor="t")
+    rows = "SELECT id, raw_hash FROM resources WHERE state_id = $1 AND serial_to IS NULL"
+    before = {r["id"]: r["raw_hash"] for r in await conn.fetch(rows, written.state_id)}
+    scanned = scan_state(secret_state(1)).instances
+    assert not {i.raw_hash for i in scanned} & set(before.values())
+    assert set(before.values()) == {sealed.mac(i.raw_hash) for i in scanned}
+    await write_version(conn, "s", secret_state(2), actor="t")
+    after = {r["id"]: r["raw_hash"] for r in await conn.fetch(rows, written.state_id)}
+    assert after == before  # every row kept, by its keyed raw hash
 
 
 @requires_corpus
