@@ -9,7 +9,7 @@ patterns, app.access: a link is read only when both its states may be).
 """
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID
 
 import asyncpg
@@ -52,6 +52,24 @@ def hides_linked_outputs(r: str) -> str:
     return f"({r}.type = 'terraform_remote_state' AND {_LINKED_SENSITIVE.format(r=r)} <> '[]')"
 
 
+async def _close(
+    conn: asyncpg.Connection,
+    table: Literal["state_links", "output_lineage"],
+    state_id: UUID,
+    serial: int,
+    closed: Sequence[UUID],
+) -> None:
+    """End at `serial` the open rows of `table` that belong to the closed resource rows."""
+    if closed:
+        await conn.execute(
+            f"""UPDATE {table} SET serial_to = $2
+                WHERE state_id = $1 AND serial_to IS NULL AND resource_id = ANY($3::uuid[])""",
+            state_id,
+            serial,
+            list(closed),
+        )
+
+
 async def write_links(
     conn: asyncpg.Connection,
     state_id: UUID,
@@ -63,14 +81,7 @@ async def write_links(
 ) -> None:
     """A link lives as long as its data source's row: closed with it, written with it.
     `new_rows`: the instances of the rows the write inserted, by position."""
-    if closed:
-        await conn.execute(
-            """UPDATE state_links SET serial_to = $2
-               WHERE state_id = $1 AND serial_to IS NULL AND resource_id = ANY($3::uuid[])""",
-            state_id,
-            serial,
-            list(closed),
-        )
+    await _close(conn, "state_links", state_id, serial, closed)
     positions = sorted(new_rows)
     reads = remote_reads([new_rows[p] for p in positions], servers)
     if reads:
@@ -110,14 +121,7 @@ async def write_lineage(
     computed whole, from every instance normalized (`whole`: a write keeps rows without
     normalizing them)."""
     if not outputs_changed and not holds_output_value(outputs, new_rows):
-        if closed:
-            await conn.execute(
-                """UPDATE output_lineage SET serial_to = $2
-                   WHERE state_id = $1 AND serial_to IS NULL AND resource_id = ANY($3::uuid[])""",
-                state_id,
-                serial,
-                list(closed),
-            )
+        await _close(conn, "output_lineage", state_id, serial, closed)
         return
     state = whole()
     found = {

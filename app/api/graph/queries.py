@@ -19,6 +19,7 @@ from app.api.graph.types import (
     StateLink,
     StatesGraph,
     StatesGraphLink,
+    blast_arguments,
     blast_keyset,
     event_of,
     graph_filter,
@@ -139,13 +140,7 @@ class GraphQuery:
                 )
             ]
         )
-        arguments = {
-            "direction": direction,
-            "maxDepth": max_depth,
-            "first": first,
-            "after": after,
-            "crossStates": cross_states,
-        }
+        arguments = blast_arguments(direction, max_depth, first, after, cross_states)
         found: Connection[BlastRadiusNode] = await resolve(
             info, root, RESOURCE_LISTS["blastRadius"], arguments, RESOURCE_LISTS
         )

@@ -620,13 +620,7 @@ class Resource(relay.Node):
         after: AfterArg = None,
         cross_states: CrossStatesArg = False,
     ) -> Connection[BlastRadiusNode]:
-        arguments = {
-            "direction": direction,
-            "maxDepth": max_depth,
-            "first": first,
-            "after": after,
-            "crossStates": cross_states,
-        }
+        arguments = blast_arguments(direction, max_depth, first, after, cross_states)
         # the connection, or an awaitable of it (graphql-core awaits what resolvers return)
         return resolve(info, self, RESOURCE_LISTS["blastRadius"], arguments, RESOURCE_LISTS)  # type: ignore[no-any-return]
 
@@ -834,3 +828,21 @@ def event_of(r: Row) -> Event:
         detail=r["detail"],
         created_at=r["created_at"],
     )
+
+
+def blast_arguments(
+    direction: edges.Direction,
+    max_depth: int,
+    first: int | None,
+    after: str | None,
+    cross_states: bool,
+) -> dict[str, Any]:
+    """A blast radius's arguments by GraphQL name, as the prefetch keys them (the root
+    field and Resource.blastRadius share one loader)."""
+    return {
+        "direction": direction,
+        "maxDepth": max_depth,
+        "first": first,
+        "after": after,
+        "crossStates": cross_states,
+    }
