@@ -18,6 +18,7 @@ run that stops can be run again: it carries on.
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 from uuid import UUID
 
 import asyncpg
@@ -28,6 +29,7 @@ from app.graph.raw import MD5_BYTES, open_md5, save_raw, seal_md5
 from app.graph.store import (
     INSTANCE_SELECT,
     OUTPUT_SELECT,
+    Stored,
     instance_of,
     output_of,
     stored_instance,
@@ -194,50 +196,45 @@ async def _md5(conn: asyncpg.Connection, state_id: UUID, ring: crypto.Keyring) -
     return len(stale)
 
 
-async def _resources(conn: asyncpg.Connection, state_id: UUID, ring: crypto.Keyring) -> int:
-    """Rows holding secrets: read back as written, stored again as a write would. A
-    content hash that is the original row's (no key, or no secret) stays: the one the
-    write computed from the document (JSONB may have reordered keys since)."""
-    stale = await conn.fetch(
-        f"""SELECT id, {INSTANCE_SELECT} FROM resources
-            WHERE state_id = $1 AND (secrets = '' OR {_stale("secrets", ring)})
-            LIMIT {BATCH_ROWS}""",
-        state_id,
-    )
-    stored = [stored_instance(instance_of(row, state_id)) for row in stale]
-    await conn.execute(
-        """UPDATE resources r SET attributes = s.attributes, secrets = s.secrets,
-                                  content_hash = coalesce(s.content_hash, r.content_hash)
-           FROM unnest($2::uuid[], $3::jsonb[], $4::bytea[], $5::bytea[])
-                AS s(id, attributes, secrets, content_hash)
-           WHERE r.state_id = $1 AND r.id = s.id""",
-        state_id,
-        [row["id"] for row in stale],
-        [s.row.attributes for s in stored],
-        [s.sealed(ring, state_id) for s in stored],
-        [s.keyed_digest(ring) for s in stored],
-    )
-    return len(stale)
+def _rows_with_secrets(
+    table: str, select: str, column: str, stored_of: Callable[[asyncpg.Record, UUID], Stored[Any]]
+) -> Callable[[asyncpg.Connection, UUID, crypto.Keyring], Awaitable[int]]:
+    """A batch of `table`'s rows holding secrets (`column` is what they were taken out of):
+    read back as written, stored again as a write would. A content hash that is the
+    original row's (no key, or no secret) stays: the one the write computed from the
+    document (JSONB may have reordered keys since)."""
+
+    async def reseal(conn: asyncpg.Connection, state_id: UUID, ring: crypto.Keyring) -> int:
+        stale = await conn.fetch(
+            f"""SELECT id, {select} FROM {table}
+                WHERE state_id = $1 AND (secrets = '' OR {_stale("secrets", ring)})
+                LIMIT {BATCH_ROWS}""",
+            state_id,
+        )
+        stored = [stored_of(row, state_id) for row in stale]
+        await conn.execute(
+            f"""UPDATE {table} t SET {column} = s.{column}, secrets = s.secrets,
+                       content_hash = coalesce(s.content_hash, t.content_hash)
+                FROM unnest($2::uuid[], $3::jsonb[], $4::bytea[], $5::bytea[])
+                     AS s(id, {column}, secrets, content_hash)
+                WHERE t.state_id = $1 AND t.id = s.id""",
+            state_id,
+            [row["id"] for row in stale],
+            [getattr(s.row, column) for s in stored],
+            [s.sealed(ring, state_id) for s in stored],
+            [s.keyed_digest(ring) for s in stored],
+        )
+        return len(stale)
+
+    return reseal
 
 
-async def _outputs(conn: asyncpg.Connection, state_id: UUID, ring: crypto.Keyring) -> int:
-    stale = await conn.fetch(
-        f"""SELECT id, {OUTPUT_SELECT} FROM outputs
-            WHERE state_id = $1 AND (secrets = '' OR {_stale("secrets", ring)})
-            LIMIT {BATCH_ROWS}""",
-        state_id,
-    )
-    stored = [stored_output(output_of(row, state_id)) for row in stale]
-    await conn.execute(
-        """UPDATE outputs o SET value = s.value, secrets = s.secrets,
-                                content_hash = coalesce(s.content_hash, o.content_hash)
-           FROM unnest($2::uuid[], $3::jsonb[], $4::bytea[], $5::bytea[])
-                AS s(id, value, secrets, content_hash)
-           WHERE o.state_id = $1 AND o.id = s.id""",
-        state_id,
-        [row["id"] for row in stale],
-        [s.row.value for s in stored],
-        [s.sealed(ring, state_id) for s in stored],
-        [s.keyed_digest(ring) for s in stored],
-    )
-    return len(stale)
+_resources = _rows_with_secrets(
+    "resources",
+    INSTANCE_SELECT,
+    "attributes",
+    lambda row, state_id: stored_instance(instance_of(row, state_id)),
+)
+_outputs = _rows_with_secrets(
+    "outputs", OUTPUT_SELECT, "value", lambda row, state_id: stored_output(output_of(row, state_id))
+)
