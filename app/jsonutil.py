@@ -11,7 +11,7 @@ import gc
 import json
 import math
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -124,12 +124,13 @@ def _check_text(text: str) -> None:
         raise JsonInputError("a string contains a lone surrogate (\\ud800-\\udfff)") from None
 
 
-def _check(value: Any) -> None:
+def _check(value: Any, level: int = 1) -> None:
     """Every string and key (U+0000, lone surrogates) and the depth, in Python:
-    for what neither orjson nor a byte scan could rule out."""
+    for what neither orjson nor a byte scan could rule out. `level`: the value's depth
+    in its document."""
     if isinstance(value, str):
         _check_text(value)
-    stack = [(value, 1)] if isinstance(value, dict | list) else []
+    stack = [(value, level)] if isinstance(value, dict | list) else []
     while stack:
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
@@ -170,6 +171,26 @@ def _check_depth(value: Any) -> None:
         _probe.inner[0] = None
 
 
+def check_value(value: Any, *, level: int, strings: bool) -> None:
+    """What `read` checks of a document, for one value parsed at depth `level` of it by
+    STRICT_DECODER: every string and its depth when `strings` (its text may hold an
+    escaped U+0000 or surrogate, or a number orjson cannot encode), else its depth alone,
+    at the speed of orjson."""
+    if strings:
+        _check(value, level)
+    elif isinstance(value, dict | list):
+        for _ in range(level - 1):
+            value = [value]
+        _check_depth(value)
+
+
+# The exact stdlib parser, as strict as orjson.
+STRICT_DECODER = json.JSONDecoder(parse_float=_finite_float, parse_constant=_reject_constant)
+# (value, end): the one value at `index` of a text (app/tfstate/stream.py); StopIteration
+# when none starts there
+scan_value: Callable[[str, int], tuple[Any, int]] = STRICT_DECODER.scan_once  # type: ignore[attr-defined]
+
+
 def read(data: bytes | str) -> Any:
     """Parse JSON from a client, within the limits above; JsonInputError says what is wrong.
 
@@ -201,7 +222,7 @@ def read(data: bytes | str) -> Any:
         raise JsonInputError(f"not valid UTF-8 (byte {exc.start + 1})") from None
     try:
         with gc_paused():
-            value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+            value = STRICT_DECODER.decode(text)
     except RecursionError:
         raise JsonInputError(f"nested deeper than {MAX_DEPTH} levels") from None
     except json.JSONDecodeError as exc:

@@ -2,20 +2,24 @@
 
 A state body is read once, refused with 413 as soon as it is known to be too
 big (from Content-Length before reading anything, else while it streams in),
-its MD5 computed on the way in; then parsed once.
+its MD5 computed on the way in, kept in a temporary file when big; then parsed
+once, a big one a resource at a time as the write goes (app/tfstate/stream.py).
 """
 
 import base64
 import binascii
-import hashlib
+import contextlib
 from typing import Any
 
 from starlette.requests import Request
 
 from app.errors import BadInput, LimitExceeded
+from app.graph.raw import Body, BodySpool
 from app.http import declared_length
 from app.jsonutil import JsonInputError, read
 from app.tfstate import EncryptedState, EnvelopeError, ScannedState, StateError, parse_body
+from app.tfstate.scan import scan_stream
+from app.tfstate.stream import NotStreamable
 
 # Go's zero time.Time, as a LockInfo built from only an ID marshals its "Created"
 _ZERO_TIME = "0001-01-01T00:00:00Z"
@@ -34,41 +38,58 @@ def _content_md5(request: Request) -> bytes | None:
     return digest
 
 
-async def read_body(request: Request, limit: int) -> bytes:
+async def receive_body(request: Request, limit: int, memory_bytes: int) -> Body:
     """The request body, at most `limit` bytes (413 otherwise), checked against its
-    Content-MD5 when one is sent (400 on a mismatch)."""
+    Content-MD5 when one is sent (400 on a mismatch); held in memory up to `memory_bytes`,
+    past that in a temporary file (close it)."""
     expected = _content_md5(request)
     declared = declared_length(request.headers)
     if declared is not None and declared > limit:
         raise LimitExceeded(
             f"the body ({declared} bytes) is over the limit of {limit} bytes", {"limit": limit}
         )
-    chunks: list[bytes] = []
-    size = 0
-    digest = hashlib.md5()
-    async for chunk in request.stream():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            raise LimitExceeded(f"the body is over the limit of {limit} bytes", {"limit": limit})
-        if expected is not None:
-            digest.update(chunk)
-    if expected is not None and digest.digest() != expected:
+    spool = BodySpool(memory_bytes)
+    try:
+        async for chunk in request.stream():
+            if spool.size + len(chunk) > limit:
+                raise LimitExceeded(
+                    f"the body is over the limit of {limit} bytes", {"limit": limit}
+                )
+            spool.write(chunk)
+        body = spool.body()
+    except BaseException:
+        spool.body().close()
+        raise
+    if expected is not None and body.md5 != expected:
+        body.close()
         raise BadInput(
             "Content-MD5 does not match the body",
             {
                 "content_md5": base64.b64encode(expected).decode(),
-                "body_md5": base64.b64encode(digest.digest()).decode(),
+                "body_md5": base64.b64encode(body.md5).decode(),
             },
         )
-    return b"".join(chunks)
+    return body
 
 
-def decode_state(body: bytes) -> ScannedState | EncryptedState:
-    """Parse a POSTed state, or an OpenTofu encrypted state's envelope (CPU-bound: run
-    it off the event loop)."""
+async def read_body(request: Request, limit: int) -> bytes:
+    """A small request body (a LockInfo) as bytes: receive_body's checks."""
+    body = await receive_body(request, limit, limit)
     try:
-        return parse_body(body)
+        return body.whole()
+    finally:
+        body.close()
+
+
+def decode_state(body: Body, stream_over: int) -> ScannedState | EncryptedState:
+    """Parse a POSTed state, or an OpenTofu encrypted state's envelope (CPU-bound: run
+    it off the event loop). A state over `stream_over` bytes is read a resource at a time
+    by the write (app/tfstate/stream.py) when it can be."""
+    try:
+        if body.size > stream_over:
+            with contextlib.suppress(NotStreamable):
+                return scan_stream(body.reader)
+        return parse_body(body.whole())
     except EnvelopeError as exc:
         raise BadInput(f"not a valid OpenTofu encrypted state: {exc}") from None
     except StateError as exc:

@@ -34,7 +34,14 @@ from starlette.types import Receive, Scope, Send
 from app import db
 from app.access import IAC_PREFIX, Role
 from app.auth import actor, principal
-from app.backend.protocol import decode_state, invalid_state, lock_info, read_body, unlock_request
+from app.backend.protocol import (
+    decode_state,
+    invalid_state,
+    lock_info,
+    read_body,
+    receive_body,
+    unlock_request,
+)
 from app.errors import (
     BadInput,
     Forbidden,
@@ -45,6 +52,7 @@ from app.errors import (
     UnsupportedMediaType,
 )
 from app.graph import locks, raw
+from app.graph.raw import Body
 from app.graph.store import Written
 from app.http import declared_length, json_response
 from app.jsonutil import gc_paused
@@ -118,21 +126,26 @@ def _write_slot(request: Request) -> contextlib.AbstractContextManager[None]:
 
 async def post_state(request: Request, name: str) -> Response:
     lock_id = _lock_id(request)
+    settings = request.app.state.settings
     with _write_slot(request):
-        body = await read_body(request, request.app.state.settings.max_state_bytes)
+        body = await receive_body(request, settings.max_state_bytes, settings.large_write_bytes)
         # A parsed state is millions of objects that form no cycle: with the cyclic GC off
         # until they are freed (when _write returns), no collection walks them, which would
         # cost more than half as much as parsing them.
-        with gc_paused():
-            written = await _write(request, name, body, lock_id)
+        try:
+            with gc_paused():
+                written = await _write(request, name, body, lock_id)
+        finally:
+            body.close()
     STATE_WRITES.labels("created" if written.created else "retried").inc()
     if written.created:
-        IMPORT_BYTES.inc(len(body))
+        IMPORT_BYTES.inc(body.size)
     return json_response({"name": name, "serial": written.serial, "created": written.created})
 
 
-async def _write(request: Request, name: str, body: bytes, lock_id: str | None) -> Written:
-    state = await asyncio.to_thread(decode_state, body)
+async def _write(request: Request, name: str, body: Body, lock_id: str | None) -> Written:
+    stream_over = request.app.state.settings.large_write_bytes
+    state = await asyncio.to_thread(decode_state, body, stream_over)
     async with db.connection(_pool(request)) as conn:
         try:
             return await locks.guarded_write(

@@ -8,15 +8,16 @@ consumers or producers): the one place a read filter applies (`readable`, a call
 patterns, app.access: a link is read only when both its states may be).
 """
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 from uuid import UUID
 
 import asyncpg
 
 from app.graph.events import append_event
-from app.tfstate import InstanceRow, NormalizedState, OutputRow
-from app.tfstate.remote import Server, holds_output_value, output_lineage, remote_reads
+from app.tfstate import InstanceRow
+from app.tfstate.remote import Lineage, Server, remote_reads
 
 # A terraform_remote_state data source read here stores the outputs it read in its
 # `outputs` attribute ({"value": {name: value}, "type": ...}): those sensitive in the
@@ -106,27 +107,24 @@ async def write_links(
 async def write_lineage(
     conn: asyncpg.Connection,
     state_id: UUID,
-    whole: Callable[[], NormalizedState],
-    new_rows: Iterable[InstanceRow],
+    lineage: Callable[[], set[Lineage]],
+    new_rows_hold_outputs: bool,
     row_ids: list[UUID],
     closed: Sequence[UUID],
     outputs_changed: bool,
     *,
     serial: int,
-    outputs: list[OutputRow],
 ) -> None:
     """The lineage of the new version's outputs, written as the rows that differ from the
-    current ones. With the same outputs and no new instance (`new_rows`) holding one of
-    their values, it is the current lineage less the closed instances'; else it is
-    computed whole, from every instance normalized (`whole`: a write keeps rows without
-    normalizing them)."""
-    if not outputs_changed and not holds_output_value(outputs, new_rows):
+    current ones. With the same outputs and no new row holding one of their values, it is
+    the current lineage less the closed instances'; else it is computed whole
+    (`lineage()`, CPU-bound: in a worker thread)."""
+    if not outputs_changed and not new_rows_hold_outputs:
         await _close(conn, "output_lineage", state_id, serial, closed)
         return
-    state = whole()
     found = {
         (item.output, row_ids[item.position], item.path)
-        for item in output_lineage(outputs, state.instances, lambda: state.edges)
+        for item in await asyncio.to_thread(lineage)
     }
     current = {
         (r["output_name"], r["resource_id"], tuple(r["path"]))

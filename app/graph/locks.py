@@ -16,6 +16,7 @@ from uuid import UUID
 import asyncpg
 
 from app.errors import Locked, NotFound
+from app.graph.raw import Body
 from app.graph.store import Written, delete_state, ensure_state, write_version
 from app.tfstate import EncryptedState, ScannedState
 from app.tfstate.remote import Server
@@ -149,7 +150,7 @@ async def unlock(
 async def guarded_write(
     conn: asyncpg.Connection,
     name: str,
-    body: bytes,
+    body: Body,
     lock_id: str | None,
     *,
     state: ScannedState | EncryptedState,

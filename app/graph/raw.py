@@ -10,8 +10,12 @@ else streamed a piece at a time with bounded memory.
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator
+import hashlib
+import io
+import tempfile
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import BinaryIO, cast
 from uuid import UUID
 
 import asyncpg
@@ -65,25 +69,65 @@ def open_md5(stored: bytes, state_id: UUID) -> bytes:
     return crypto.keyring().open_fixed(stored, MD5_BYTES, state_id.bytes)
 
 
-@dataclass(frozen=True)
-class Chunks:
-    """A body cut into chunks: their hashes in order, and each distinct chunk by hash."""
+class Body:
+    """A state body as received: its bytes in memory, or spooled to a temporary file when
+    big (a write then reads it a window at a time: app/tfstate/stream.py), with its size
+    and MD5."""
 
-    hashes: list[bytes]
-    distinct: dict[bytes, memoryview]
+    def __init__(self, file: BinaryIO, size: int, md5: bytes) -> None:
+        self._file = file
+        self.size = size
+        self.md5 = md5
+
+    @classmethod
+    def of(cls, data: bytes) -> "Body":
+        return cls(io.BytesIO(data), len(data), hashlib.md5(data).digest())
+
+    def reader(self) -> Callable[[int], bytes]:
+        """read(size) from the start (one reader at a time)."""
+        self._file.seek(0)
+        return self._file.read
+
+    def whole(self) -> bytes:
+        return self.reader()(-1)
+
+    def close(self) -> None:
+        self._file.close()
 
 
-def chunks_of(body: bytes) -> Chunks:
-    hashes: list[bytes] = []
-    distinct: dict[bytes, memoryview] = {}
-    for chunk in cut(body):
-        digest = chunk_hash(chunk)
-        hashes.append(digest)
-        distinct.setdefault(digest, chunk)
-    return Chunks(hashes, distinct)
+class BodySpool:
+    """Receives a body a piece at a time: in memory up to `memory_bytes`, on disk past it."""
+
+    def __init__(self, memory_bytes: int) -> None:
+        self._file = tempfile.SpooledTemporaryFile(max_size=memory_bytes)  # noqa: SIM115 (Body.close)
+        self._md5 = hashlib.md5()
+        self.size = 0
+
+    def write(self, data: bytes) -> None:
+        self._file.write(data)
+        self._md5.update(data)
+        self.size += len(data)
+
+    def body(self) -> Body:
+        return Body(cast(BinaryIO, self._file), self.size, self._md5.digest())
 
 
-def compress(chunks: list[memoryview], state_id: UUID) -> list[bytes]:
+def cut_stream(read: Callable[[int], bytes], window: int = PIECE_BYTES) -> Iterator[list[bytes]]:
+    """The chunks `cut` makes of the bytes `read` gives, a window at a time. The last chunk
+    of a window may end only because the window does: it is cut again with what follows.
+    A chunk's end depends only on the bytes from its start, so the chunks are `cut`'s."""
+    rest = b""
+    while True:
+        data = read(window)
+        chunks = [bytes(chunk) for chunk in cut(rest + data)] if rest or data else []
+        if not data:
+            yield chunks
+            return
+        rest = chunks.pop()
+        yield chunks
+
+
+def compress(chunks: Sequence[bytes | memoryview], state_id: UUID) -> list[bytes]:
     """Each chunk as stored: one zstd frame with its checksum (a damaged chunk fails to
     decompress), sealed with a key."""
     ring = crypto.keyring()
@@ -112,38 +156,46 @@ def spans(lengths: list[int], limit: int) -> list[tuple[int, int]]:
     return ranges
 
 
-async def save_raw(conn: asyncpg.Connection, state_id: UUID, body: bytes) -> list[bytes]:
+async def save_raw(conn: asyncpg.Connection, state_id: UUID, body: bytes | Body) -> list[bytes]:
     """Store the chunks of `body` that state `state_id` does not have yet; returns the
-    hashes of all its chunks in order (the version row's raw_chunks). They are compressed
-    and inserted a piece at a time, so a big first write holds one compressed piece.
+    hashes of all its chunks in order (the version row's raw_chunks). The body is cut,
+    compressed and inserted a window (PIECE_BYTES) at a time: a big write holds one.
 
     Call it in the transaction that inserts the version row, holding the state's row lock
     as write_version does: delete_unreferenced_chunks takes that lock too, so it cannot
     delete a chunk this write counts on. Racing writers of one chunk insert it once."""
-    chunks = await asyncio.to_thread(chunks_of, body)
-    stored = await conn.fetch(
-        "SELECT hash FROM raw_state_chunks WHERE state_id = $1 AND hash = ANY($2::bytea[])",
-        state_id,
-        list(chunks.distinct),
-    )
-    have = {record["hash"] for record in stored}
-    missing = [digest for digest in chunks.distinct if digest not in have]
-    lengths = [len(chunks.distinct[digest]) for digest in missing]
-    for start, stop in spans(lengths, PIECE_BYTES):
-        data = await asyncio.to_thread(
-            compress, [chunks.distinct[digest] for digest in missing[start:stop]], state_id
-        )
+    windows = cut_stream((body if isinstance(body, Body) else Body.of(body)).reader())
+    hashes: list[bytes] = []
+    stored: set[bytes] = set()  # by this write
+    while (chunks := await asyncio.to_thread(next, windows, None)) is not None:
+        digests = [chunk_hash(chunk) for chunk in chunks]
+        hashes += digests
+        distinct = dict(zip(digests, chunks, strict=True))
+        have = {
+            record["hash"]
+            for record in await conn.fetch(
+                """SELECT hash FROM raw_state_chunks
+                   WHERE state_id = $1 AND hash = ANY($2::bytea[])""",
+                state_id,
+                [digest for digest in distinct if digest not in stored],
+            )
+        }
+        missing = [digest for digest in distinct if digest not in have and digest not in stored]
+        stored.update(distinct)
+        if not missing:
+            continue
+        data = await asyncio.to_thread(compress, [distinct[digest] for digest in missing], state_id)
         await conn.execute(
             """INSERT INTO raw_state_chunks (state_id, hash, length, data)
                SELECT $1, hash, length, data
                FROM unnest($2::bytea[], $3::integer[], $4::bytea[]) AS c(hash, length, data)
                ON CONFLICT (state_id, hash) DO NOTHING""",
             state_id,
-            missing[start:stop],
-            lengths[start:stop],
+            missing,
+            [len(distinct[digest]) for digest in missing],
             data,
         )
-    return chunks.hashes
+    return hashes
 
 
 async def delete_unreferenced_chunks(conn: asyncpg.Connection, state_id: UUID) -> int:

@@ -5,8 +5,10 @@ its resources, edges and outputs bulk-loaded with COPY. Export renders the
 document from those rows, never from raw_state.
 """
 
-import hashlib
-from collections.abc import Callable, Sequence
+import asyncio
+import functools
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 from uuid import UUID
@@ -20,7 +22,7 @@ from app.graph.edges import forget_walks
 from app.graph.events import append_event
 from app.graph.ids import time_ordered_ids
 from app.graph.queries import valid_at
-from app.graph.raw import open_md5, save_raw, seal_md5
+from app.graph.raw import Body, open_md5, save_raw, seal_md5
 from app.graph.retention import prune_state
 from app.graph.sensitive import (
     Secret,
@@ -45,10 +47,18 @@ from app.tfstate import (
     scan_state,
 )
 from app.tfstate.digest import canonical_json, instance_digest, output_digest
-from app.tfstate.order import in_document_order, layout_of
+from app.tfstate.order import Layout, in_document_order, layout_of
 from app.tfstate.parse import InstanceShape, resolve_edges
 from app.tfstate.reduction import direct_edges
-from app.tfstate.remote import Server
+from app.tfstate.remote import (
+    REMOTE_STATE,
+    Lineage,
+    Server,
+    holds_output_value,
+    output_lineage,
+)
+from app.tfstate.scan import InstanceRef, ScannedInstance
+from app.tfstate.stream import NotStreamable
 
 _JSONB_INSTANCE = {
     "index_key",
@@ -101,7 +111,7 @@ async def current_version(conn: asyncpg.Connection, state_id: UUID) -> asyncpg.R
 async def write_version(
     conn: asyncpg.Connection,
     name: str,
-    body: bytes,
+    body: bytes | Body,
     *,
     actor: str,
     action: str = "write",
@@ -121,9 +131,45 @@ async def write_version(
     and changes nothing (a retry after a lost response); lineage is fixed once
     set (when known), unless the current version is empty. An encrypted state
     is a version with no rows, numbered as `EncryptedState.as_version` says.
+
+    A streamed state (app/tfstate/scan.py: scan_stream) is written as it is read; when
+    the reader finds it must be read whole after all, the write is rolled back and done
+    again from the whole document, which also says what is wrong with an invalid one.
     """
-    state = state or scan_state(body)
-    md5 = hashlib.md5(body).digest()
+    raw = body if isinstance(body, Body) else Body.of(body)
+    state = state or scan_state(raw.whole())
+    write = functools.partial(
+        _write_version,
+        conn,
+        name,
+        raw,
+        actor=actor,
+        action=action,
+        kind=kind,
+        detail=detail,
+        keep_last=keep_last,
+        servers=servers,
+    )
+    try:
+        return await write(state)
+    except NotStreamable:
+        return await write(await asyncio.to_thread(scan_state, raw.whole()))
+
+
+async def _write_version(
+    conn: asyncpg.Connection,
+    name: str,
+    raw: Body,
+    state: NormalizedState | ScannedState | EncryptedState,
+    *,
+    actor: str,
+    action: str,
+    kind: str,
+    detail: dict[str, Any] | None,
+    keep_last: int | None,
+    servers: Sequence[Server],
+) -> Written:
+    md5 = raw.md5
     async with conn.transaction():
         state_id = await ensure_state(conn, name, kind)
         # Serializes writers of one state: the checks below cannot race.
@@ -154,9 +200,9 @@ async def write_version(
         # Building rows allocates per instance; with the parsed state alive, each GC pass
         # would walk millions of objects that can form no cycle.
         with gc_paused():
-            matched = await _match_rows(conn, state_id, state, crypto.keyring())
-            version_id = await _insert_version(conn, state_id, state, matched, body, md5, actor)
-            changes = await _write_rows(conn, state_id, version_id, state, matched, servers)
+            version_id = await _insert_version(conn, state_id, state, md5, actor)
+            changes = await _write_rows(conn, state_id, version_id, state, servers)
+            await _complete_version(conn, state_id, version_id, state, raw, changes.layout)
         if changes.outputs_changed:
             await links.record_stale(conn, state_id, state.serial, actor=actor)
         await conn.execute(
@@ -170,8 +216,8 @@ async def write_version(
             actor=actor,
             serial=state.serial,
             detail={
-                "resources": len(state.instances),
-                "bytes": len(body),
+                "resources": changes.instances,
+                "bytes": raw.size,
                 **changes.summary(),
                 **({"encrypted": True} if state.encrypted else {}),
                 **(detail or {}),
@@ -196,30 +242,48 @@ async def _insert_version(
     conn: asyncpg.Connection,
     state_id: UUID,
     state: NormalizedState | ScannedState,
-    matched: "_Matched",
-    body: bytes,
     md5: bytes,
     actor: str,
 ) -> UUID:
+    """The version row, before its rows (they refer to it); its raw bytes, layout and
+    count are known after them (_complete_version)."""
     version_id: UUID = await conn.fetchval(
         """INSERT INTO state_versions
-               (state_id, serial, lineage, terraform_version, raw_chunks, raw_md5,
-                extra, omitted, created_by, resource_count, layout, encrypted)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id""",
+               (state_id, serial, lineage, raw_chunks, raw_md5, created_by, encrypted)
+           VALUES ($1, $2, $3, '{}', $4, $5, $6) RETURNING id""",
         state_id,
         state.serial,
         state.lineage,
-        state.terraform_version,
-        await save_raw(conn, state_id, body),
         seal_md5(md5, state_id),
-        state.extra,
-        state.omitted,
         actor,
-        len(matched.refs),
-        layout_of(matched.refs),
         state.encrypted,
     )
     return version_id
+
+
+async def _complete_version(
+    conn: asyncpg.Connection,
+    state_id: UUID,
+    version_id: UUID,
+    state: NormalizedState | ScannedState,
+    raw: Body,
+    layout: "VersionLayout",
+) -> None:
+    """The version row's raw bytes, layout and count, and the document's fields: a
+    streamed document's are complete once its resources were read."""
+    await conn.execute(
+        """UPDATE state_versions
+           SET raw_chunks = $2, terraform_version = $3, extra = $4, omitted = $5,
+               resource_count = $6, layout = $7
+           WHERE id = $1""",
+        version_id,
+        await save_raw(conn, state_id, raw),
+        state.terraform_version,
+        state.extra,
+        state.omitted,
+        layout.count,
+        layout.order,
+    )
 
 
 Row = TypeVar("Row", InstanceRow, OutputRow)
@@ -274,6 +338,15 @@ def stored_output(row: OutputRow) -> Stored[OutputRow]:
 
 
 @dataclass(frozen=True)
+class VersionLayout:
+    """How many instances a version has, and their order when not Terraform's
+    (app/tfstate/order.py)."""
+
+    count: int
+    order: Layout | None
+
+
+@dataclass(frozen=True)
 class RowChanges:
     """What a write did to the rows of the current version (instances by address), and
     the ids of the rows it inserted (added or changed) and closed (removed or replaced)."""
@@ -284,36 +357,167 @@ class RowChanges:
     inserted: list[UUID]
     closed: list[UUID]
     outputs_changed: bool
+    layout: VersionLayout
+
+    @property
+    def instances(self) -> int:
+        return self.layout.count
 
     def summary(self) -> dict[str, int]:
         return {"added": self.added, "changed": self.changed, "removed": self.removed}
 
 
-@dataclass(frozen=True)
-class _Matched:
-    """A new version's instances against the current version's rows (by address)."""
+# Instances matched, normalized and copied at a time: a streamed write holds a batch of
+# them as parsed, and what the rest of the write needs of each (an InstanceRef).
+BATCH_INSTANCES = 2000
 
-    refs: list[InstanceShape]  # every instance in document order (its row, when normalized)
-    row_ids: list[UUID | None]  # the kept row of each, None for a new one
-    # position, row as stored, content hash, raw hash
-    new: list[tuple[int, Stored[InstanceRow], bytes, bytes | None]]
-    closed: dict[UUID, str]  # the current rows not kept (removed or replaced): their addresses
-    changed: int  # of the new rows, those replacing a row at their address
-    rehashed: list[tuple[UUID, bytes]]  # kept rows whose raw hash was not the instance's
+_CurrentRow = tuple[UUID, bytes, bytes | None]  # id, content hash, raw hash
+# a new row: its position, the row as stored, its content hash and raw hash
+_NewRow = tuple[int, Stored[InstanceRow], bytes, bytes | None]
+_PENDING = UUID(int=0)  # the id of a new row until its batch is given ids
 
 
-async def _match_rows(
+class _RowStream:
+    """A new version's instances against the current version's rows (by address), a
+    batch at a time (CPU-bound: next_batch runs in a worker thread).
+
+    Which instances keep the current version's row: a scanned instance whose raw hash a
+    current row has (app/tfstate/scan.py) without normalizing it; any other instance,
+    normalized, when its content hash (Stored.digest) is its address' row's. A raw hash
+    covers the document's bytes, secrets included: with a key it is keyed (ring.mac), so a
+    stored one confirms no guess."""
+
+    def __init__(
+        self,
+        current: dict[str, _CurrentRow],
+        state: NormalizedState | ScannedState,
+        ids: tuple[UUID, UUID, int],
+    ) -> None:
+        self.current = current  # popped as kept or replaced: the rest are removed
+        self._by_raw = {raw: address for address, (_, _, raw) in current.items() if raw}
+        self._items: Iterator[ScannedInstance | InstanceRow] = iter(
+            state.instances() if isinstance(state, ScannedState) else state.instances
+        )
+        self._outputs = state.outputs
+        self._state_id, self._version_id, self._serial = ids
+        self._ring = crypto.keyring()
+        self._seen: set[str] = set()  # addresses so far: a duplicate is refused
+        self.refs: list[InstanceShape] = []  # every instance in document order
+        self.row_ids: list[UUID] = []  # the row of each: kept, or inserted
+        self.new: list[int] = []  # positions of the inserted rows
+        self.changed = 0  # of those, the ones replacing a row at their address
+        self.replaced: dict[UUID, str] = {}  # the current rows they replace, their addresses
+        self.rehashed: list[tuple[UUID, bytes]] = []  # kept rows whose raw hash was not this
+        self.remote: dict[int, InstanceRow] = {}  # inserted data sources, as parsed (links)
+        self.holds_output_value = False  # an inserted row holds an output's value (lineage)
+        # one object for equal names and dependency lists of the refs (many share them)
+        self._shared: dict[Any, Any] = {}
+
+    def _ref(self, ref: InstanceRef) -> InstanceRef:
+        """`ref` holding shared objects: a state's refs live until its write ends."""
+        shared = self._shared
+        names = [
+            shared.setdefault(value, value) if type(value) is str else value
+            for value in (ref.mode, ref.type, ref.name, ref.module_path)
+        ]
+        lists = [
+            shared.setdefault(tuple(value), [shared.setdefault(v, v) for v in value])
+            if type(value) is list
+            else value
+            for value in (ref.dependencies_raw, ref.depends_on_raw)
+        ]
+        return ref._replace(
+            mode=cast(str, names[0]),
+            type=cast(str, names[1]),
+            name=cast(str, names[2]),
+            module_path=names[3],
+            dependencies_raw=lists[0],
+            depends_on_raw=lists[1],
+        )
+
+    def next_batch(self) -> list[tuple[object, ...]] | None:
+        """The COPY records of the next batch's new rows; None after the last batch."""
+        batch = list(itertools.islice(self._items, BATCH_INSTANCES))
+        if not batch:
+            return None
+        new: list[_NewRow] = []
+        for item in batch:
+            if isinstance(item, ScannedInstance):
+                raw = self._ring.mac(item.raw_hash) if self._ring.encrypting else item.raw_hash
+                address = self._by_raw.pop(raw, None)
+                # popped: of two equal instances (a duplicate address) the second is normalized
+                if address is not None and address not in self._seen:
+                    self._seen.add(address)
+                    self.refs.append(self._ref(item.ref(address)))
+                    self.row_ids.append(self.current.pop(address)[0])
+                    continue
+                self._match(item.row(self._seen), raw, new)
+            else:
+                self._match(item, None, new)
+        ids = time_ordered_ids(len(new))
+        for (position, *_), row_id in zip(new, ids, strict=True):
+            self.row_ids[position] = row_id
+        if not self.holds_output_value:
+            rows = [stored.original for _, stored, _, _ in new]
+            self.holds_output_value = holds_output_value(self._outputs, rows)
+        state_id, version_id, serial = self._state_id, self._version_id, self._serial
+        return [
+            (
+                row_id,
+                state_id,
+                version_id,
+                serial,
+                digest,
+                raw,
+                stored.sealed(self._ring, state_id),
+                *stored.row,
+            )
+            for (_, stored, digest, raw), row_id in zip(new, ids, strict=True)
+        ]
+
+    def _match(
+        self,
+        row: InstanceRow,
+        raw: bytes | None,
+        new: list[_NewRow],
+    ) -> None:
+        stored = stored_instance(row)
+        digest = stored.digest(self._ring)
+        kept = self.current.pop(row.address, None)
+        if kept is not None and kept[1] == digest:
+            self.refs.append(self._ref(InstanceRef.of(row)))
+            self.row_ids.append(kept[0])
+            if raw is not None and kept[2] != raw:  # the next write keeps it unnormalized
+                self.rehashed.append((kept[0], raw))
+            return
+        if kept is not None:
+            self.changed += 1
+            self.replaced[kept[0]] = row.address
+        position = len(self.refs)
+        self.refs.append(self._ref(InstanceRef.of(row)))
+        self.row_ids.append(_PENDING)  # next_batch gives it its id
+        self.new.append(position)
+        if row.mode == "data" and row.type == REMOTE_STATE:  # what links read
+            self.remote[position] = row
+        new.append((position, stored, digest, raw))
+
+
+async def _write_rows(
     conn: asyncpg.Connection,
     state_id: UUID,
+    version_id: UUID,
     state: NormalizedState | ScannedState,
-    ring: crypto.Keyring,
-) -> _Matched:
-    """Which instances keep the current version's row: a scanned instance whose raw hash a
-    current row has (app/tfstate/scan.py) without normalizing it; any other instance,
-    normalized, when its content hash (Stored.digest) is its address' row's.
+    servers: Sequence[Server],
+) -> RowChanges:
+    """Share the current version's unchanged rows with the new version; insert what was
+    added or changed, a batch at a time, then close what was removed or replaced
+    (serial_to = the new serial).
 
-    A raw hash covers the document's bytes, secrets included: with a key it is keyed
-    (ring.mac), so a stored one confirms no guess."""
+    An edge between two kept rows is kept too: a kept row has the same dependencies,
+    and a kept target is the same instance of the same resource. So only edges from or
+    to new rows are inserted, and only edges touching closed rows are closed.
+    """
+    serial = state.serial
     current = {
         r["address"]: (r["id"], r["content_hash"], r["raw_hash"])
         for r in await conn.fetch(
@@ -322,72 +526,13 @@ async def _match_rows(
             state_id,
         )
     }
-    refs: list[InstanceShape] = []
-    row_ids: list[UUID | None] = []
-    new: list[tuple[int, Stored[InstanceRow], bytes, bytes | None]] = []
-    rehashed: list[tuple[UUID, bytes]] = []
-    changed = 0
-
-    def match(row: InstanceRow, raw: bytes | None) -> None:
-        nonlocal changed
-        stored = stored_instance(row)
-        digest = stored.digest(ring)
-        refs.append(row)
-        kept = current.pop(row.address, None)
-        if kept is not None and kept[1] == digest:
-            row_ids.append(kept[0])
-            if raw is not None and kept[2] != raw:  # the next write keeps it unnormalized
-                rehashed.append((kept[0], raw))
-            return
-        if kept is not None:
-            changed += 1
-            current[row.address] = kept  # closed below, with the removed ones
-        row_ids.append(None)
-        new.append((len(refs) - 1, stored, digest, raw))
-
-    if isinstance(state, ScannedState):
-        by_raw = {raw: address for address, (_, _, raw) in current.items() if raw is not None}
-        # popped: of two equal instances (a duplicate address) the second is normalized
-        raw_hashes = [
-            ring.mac(i.raw_hash) if ring.encrypting else i.raw_hash for i in state.instances
-        ]
-        kept_at = {
-            position: address
-            for position, raw_hash in enumerate(raw_hashes)
-            if (address := by_raw.pop(raw_hash, None)) is not None
-        }
-        seen = set(kept_at.values())  # the addresses normalized instances must not repeat
-        for position, instance in enumerate(state.instances):
-            address = kept_at.get(position)
-            if address is None:
-                match(instance.row(seen), raw_hashes[position])
-            else:
-                refs.append(instance.ref(address))
-                row_ids.append(current.pop(address)[0])
-    else:
-        for row in state.instances:
-            match(row, None)
-    closed = {row_id: address for address, (row_id, _, _) in current.items()}
-    return _Matched(refs, row_ids, new, closed, changed, rehashed)
-
-
-async def _write_rows(
-    conn: asyncpg.Connection,
-    state_id: UUID,
-    version_id: UUID,
-    state: NormalizedState | ScannedState,
-    matched: _Matched,
-    servers: Sequence[Server],
-) -> RowChanges:
-    """Share the current version's unchanged rows with the new version; insert what was
-    added or changed, close what was removed or replaced (serial_to = the new serial).
-
-    An edge between two kept rows is kept too: a kept row has the same dependencies,
-    and a kept target is the same instance of the same resource. So only edges from or
-    to new rows are inserted, and only edges touching closed rows are closed.
-    """
-    serial, closed = state.serial, matched.closed
-    ring = crypto.keyring()
+    rows = _RowStream(current, state, (state_id, version_id, serial))
+    while (records := await asyncio.to_thread(rows.next_batch)) is not None:
+        if records:
+            await conn.copy_records_to_table(
+                "resources", columns=_RESOURCE_COPY_COLUMNS, records=records
+            )
+    closed = {**rows.replaced, **{row_id: address for address, (row_id, _, _) in current.items()}}
     # the dependencies each closed row had, by address (JSON null and absent: None)
     closed_names = (
         {
@@ -404,110 +549,78 @@ async def _write_rows(
         if closed
         else {}
     )
-    if matched.rehashed:
+    if rows.rehashed:
         await conn.execute(
             """UPDATE resources r SET raw_hash = h.raw_hash
                FROM unnest($2::uuid[], $3::bytea[]) AS h (id, raw_hash)
                WHERE r.state_id = $1 AND r.id = h.id""",
             state_id,
-            [row_id for row_id, _ in matched.rehashed],
-            [raw for _, raw in matched.rehashed],
+            [row_id for row_id, _ in rows.rehashed],
+            [raw for _, raw in rows.rehashed],
         )
-    new_ids = time_ordered_ids(len(matched.new))
-    row_ids = list(matched.row_ids)
-    for (position, *_), row_id in zip(matched.new, new_ids, strict=True):
-        row_ids[position] = row_id
-    if matched.new:
-        await conn.copy_records_to_table(
-            "resources",
-            columns=_RESOURCE_COPY_COLUMNS,
-            records=[
-                (
-                    row_id,
-                    state_id,
-                    version_id,
-                    serial,
-                    digest,
-                    raw,
-                    stored.sealed(ring, state_id),
-                    *stored.row,
-                )
-                for (_, stored, digest, raw), row_id in zip(matched.new, new_ids, strict=True)
-            ],
-        )
-    # every position holds an id now: a kept row's, else a new one (filled in just above)
-    filled = cast(list[UUID], row_ids)
-    new_positions = {position for position, *_ in matched.new}
     await _write_edges(
         conn,
         state_id,
         version_id,
         serial,
-        matched.refs,
-        filled,
-        new_positions,
+        rows.refs,
+        rows.row_ids,
+        set(rows.new),
         closed,
-        _successors(matched, closed_names, new_ids),
+        _successors(rows, closed, closed_names),
     )
     outputs_changed = await _write_outputs(conn, state_id, version_id, state)
-    # the instances of the new rows as parsed (links read values the rows hold apart)
-    new_rows = {position: stored.original for position, stored, *_ in matched.new}
-    await links.write_links(conn, state_id, serial, new_rows, filled, list(closed), servers)
+    await links.write_links(
+        conn, state_id, serial, rows.remote, rows.row_ids, list(closed), servers
+    )
     await links.write_lineage(
         conn,
         state_id,
-        lambda: _normalized(state),
-        new_rows.values(),
-        filled,
+        functools.partial(_lineage, state, rows.refs),
+        rows.holds_output_value,
+        rows.row_ids,
         list(closed),
         outputs_changed,
         serial=serial,
-        outputs=state.outputs,
     )
-    added = len(matched.new) - matched.changed
     return RowChanges(
-        added,
-        matched.changed,
-        len(closed) - matched.changed,
-        new_ids,
+        len(rows.new) - rows.changed,
+        rows.changed,
+        len(closed) - rows.changed,
+        [rows.row_ids[position] for position in rows.new],
         list(closed),
         outputs_changed,
+        VersionLayout(len(rows.refs), layout_of(rows.refs)),
     )
 
 
-def _normalized(state: NormalizedState | ScannedState) -> NormalizedState:
-    """A scanned state with every instance normalized (a valid document's: a write
-    normalized those it stored)."""
-    if isinstance(state, NormalizedState):
-        return state
-    seen: set[str] = set()
-    return NormalizedState(
-        state.serial,
-        state.lineage,
-        state.terraform_version,
-        [instance.row(seen) for instance in state.instances],
-        state.outputs,
-        state.extra,
-        state.omitted,
+def _lineage(state: NormalizedState | ScannedState, refs: list[InstanceShape]) -> set[Lineage]:
+    """The lineage of the state's outputs over all its instances (a streamed document is
+    read once more: a write keeps rows without normalizing, or holding, them)."""
+    attributes = (
+        (instance.raw.get("attributes") for instance in state.instances())
+        if isinstance(state, ScannedState)
+        else (row.attributes for row in state.instances)
     )
+    return output_lineage(state.outputs, attributes, lambda: resolve_edges(refs))
 
 
 def _successors(
-    matched: _Matched, closed_names: dict[str, tuple[Any, Any]], new_ids: list[UUID]
+    rows: _RowStream, closed: dict[UUID, str], closed_names: dict[str, tuple[Any, Any]]
 ) -> dict[UUID, UUID] | None:
     """Each closed row's successor, when every new row replaces the closed row at its
     address and names what it named (JSON null as absent): the edges are then the same,
     between the successors. None otherwise."""
-    if len(matched.new) != len(closed_names):  # an instance added or removed
+    if len(rows.new) != len(closed_names):  # an instance added or removed
         return None
     successors: dict[UUID, UUID] = {}
-    row_at = {address: row_id for row_id, address in matched.closed.items()}
-    for (_, stored, _, _), new_id in zip(matched.new, new_ids, strict=True):
-        row = stored.row
-        names = (row.dependencies_raw, row.depends_on_raw)
-        if closed_names.get(row.address) != tuple(None if n is JSON_NULL else n for n in names):
+    row_at = {address: row_id for row_id, address in closed.items()}
+    for position in rows.new:
+        ref = rows.refs[position]
+        names = (ref.dependencies_raw, ref.depends_on_raw)
+        if closed_names.get(ref.address) != tuple(None if n is JSON_NULL else n for n in names):
             return None
-        successors[row_at[row.address]] = new_id
+        successors[row_at[ref.address]] = rows.row_ids[position]
     return successors
 
 
@@ -556,29 +669,43 @@ async def _write_edges(
             records.append((state_id, version_id, serial, from_id, to_id, r["direct"]))
         await _copy_edges(conn, records)
         return
-    address_of = {row_id: row.address for row_id, row in zip(row_ids, instances, strict=True)}
-    address_of.update(closed)
-    replaced = {
-        (address_of[r["from_resource_id"]], address_of[r["to_resource_id"]]): r["direct"]
-        for r in closed_edges
-    }
     every_row_new = len(new_positions) == len(instances)
     pairs = resolve_edges(instances, touching=None if every_row_new else new_positions)
-    by_address = {(instances[a].address, instances[b].address): (a, b) for a, b in pairs}
-    if not every_row_new and by_address.keys() == replaced.keys():
-        for key, (a, b) in by_address.items():
-            records.append((state_id, version_id, serial, row_ids[a], row_ids[b], replaced[key]))
-    else:
-        direct = direct_edges(len(instances), pairs if every_row_new else resolve_edges(instances))
-        for a, b in pairs:
-            records.append((state_id, version_id, serial, row_ids[a], row_ids[b], (a, b) in direct))
-        if not every_row_new:
-            records += await _flip_kept_edges(conn, state_id, version_id, serial, row_ids, direct)
-    await _copy_edges(conn, records)
+    if not every_row_new:
+        address_of = dict(zip(row_ids, (row.address for row in instances), strict=True))
+        address_of.update(closed)
+        replaced = {
+            (address_of[r["from_resource_id"]], address_of[r["to_resource_id"]]): r["direct"]
+            for r in closed_edges
+        }
+        by_address = {(instances[a].address, instances[b].address): (a, b) for a, b in pairs}
+        if by_address.keys() == replaced.keys():
+            for key, (a, b) in by_address.items():
+                records.append(
+                    (state_id, version_id, serial, row_ids[a], row_ids[b], replaced[key])
+                )
+            await _copy_edges(conn, records)
+            return
+    direct = direct_edges(len(instances), pairs if every_row_new else resolve_edges(instances))
+    if not every_row_new:
+        records += await _flip_kept_edges(conn, state_id, version_id, serial, row_ids, direct)
+    await _copy_edges(
+        conn,
+        records,
+        (
+            (state_id, version_id, serial, row_ids[a], row_ids[b], (a, b) in direct)
+            for a, b in pairs
+        ),
+    )
 
 
-async def _copy_edges(conn: asyncpg.Connection, records: list[tuple[object, ...]]) -> None:
-    if records:
+EDGE_BATCH = 50_000  # edge records built and copied at a time
+
+
+async def _copy_edges(conn: asyncpg.Connection, *records: Iterable[tuple[object, ...]]) -> None:
+    """COPY the edge records, a batch at a time (a big state has hundreds of thousands)."""
+    rest = itertools.chain(*records)
+    while batch := list(itertools.islice(rest, EDGE_BATCH)):
         await conn.copy_records_to_table(
             "resource_dependencies",
             columns=(
@@ -589,7 +716,7 @@ async def _copy_edges(conn: asyncpg.Connection, records: list[tuple[object, ...]
                 "to_resource_id",
                 "direct",
             ),
-            records=records,
+            records=batch,
         )
 
 

@@ -466,15 +466,17 @@ def resolve_edges(
         sources = [
             p for p, names in enumerate(named) if p in touching or not targets.isdisjoint(names)
         ]
-    edges: dict[tuple[int, int], None] = {}
+    edges: list[tuple[int, int]] = []
     for position in sources:
+        reached: dict[int, None] = {}  # in order, once each
         for name in named[position]:
             for target in by_resource.get(name, ()):
                 if target != position and (
                     touching is None or position in touching or target in touching
                 ):
-                    edges[(position, target)] = None
-    return list(edges)
+                    reached[target] = None
+        edges += ((position, target) for target in reached)
+    return edges
 
 
 def _names(row: InstanceShape) -> list[str]:

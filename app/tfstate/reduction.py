@@ -37,16 +37,20 @@ def _direct_edges(nodes: int, edges: Sequence[Edge]) -> set[Edge]:
     for a, b in edges:
         successors[a].append(b)
     component, count = _components(nodes, successors)
-    # the components each component has an edge to
-    next_components: list[set[int]] = [set() for _ in range(count)]
+    # the components each component has an edge to (lists: a set is 216 bytes empty)
+    next_components: list[list[int]] = [[] for _ in range(count)]
     for a, b in edges:
         if component[a] != component[b]:
-            next_components[component[a]].add(component[b])
+            next_components[component[a]].append(component[b])
+    for c, targets in enumerate(next_components):
+        if len(targets) > 1:
+            next_components[c] = list(dict.fromkeys(targets))
     implied = _reached(next_components) if count <= EXACT_LIMIT else _one_step(next_components)
-    return {
-        (a, b)
-        for a, b in edges
-        if component[a] == component[b] or component[b] not in implied[component[a]]
+    return {  # the edges' own tuples: a big state's are hundreds of thousands
+        edge
+        for edge in edges
+        if component[edge[0]] == component[edge[1]]
+        or component[edge[1]] not in implied[component[edge[0]]]
     }
 
 
@@ -62,7 +66,7 @@ class _Bits:
         return bool(self.bits >> member & 1)
 
 
-def _reached(next_components: list[set[int]]) -> list[_Bits]:
+def _reached(next_components: list[list[int]]) -> list[_Bits]:
     """What each component reaches through its successors (exact)."""
     reach: list[int] = []  # what each component reaches, itself excluded
     implied: list[_Bits] = []
@@ -77,11 +81,12 @@ def _reached(next_components: list[set[int]]) -> list[_Bits]:
     return implied
 
 
-def _one_step(next_components: list[set[int]]) -> list[set[int]]:
+def _one_step(next_components: list[list[int]]) -> list[set[int] | tuple[()]]:
     """What each component reaches in two steps: on a closed graph, all it reaches
-    through its successors."""
+    through its successors (no set for a component reaching nothing so)."""
     return [
-        set().union(*(next_components[d] for d in successors)) for successors in next_components
+        set().union(*(next_components[d] for d in successors)) or ()
+        for successors in next_components
     ]
 
 

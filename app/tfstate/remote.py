@@ -155,18 +155,19 @@ def holds_output_value(outputs: Sequence[OutputRow], instances: Iterable[Instanc
 
 def output_lineage(
     outputs: Sequence[OutputRow],
-    instances: Sequence[InstanceRow],
+    attributes: Iterable[Any],
     edges: Callable[[], Iterable[tuple[int, int]]],
 ) -> set[Lineage]:
     """Each output's sources: the instances holding a meaningful value of it (the value,
-    or a string inside it), with the attribute path. `edges()`: (a, b) when a depends on
-    b (asked only when a value has several holders)."""
+    or a string inside it), with the attribute path. `attributes`: of each instance, in
+    document order; `edges()`: (a, b) when a depends on b (asked only when a value has
+    several holders)."""
     wanted = _wanted(outputs)
     if not wanted:
         return set()
     holders: dict[str, dict[int, list[Path]]] = {}  # value -> instance -> paths
-    for position, row in enumerate(instances):
-        for path, leaf in _leaves(row.attributes):
+    for position, values in enumerate(attributes):
+        for path, leaf in _leaves(values):
             if isinstance(leaf, str) and leaf in wanted:
                 holders.setdefault(leaf, {}).setdefault(position, []).append(path)
     depends: set[tuple[int, int]] | None = None

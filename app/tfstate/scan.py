@@ -17,7 +17,7 @@ instance is normalized, and its row kept if its content hash matches.
 """
 
 import hashlib
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple, cast
 
 import orjson
@@ -26,6 +26,7 @@ from app.jsonutil import dumps, gc_paused
 from app.tfstate.parse import (
     DocumentHead,
     InstanceRow,
+    InstanceShape,
     OutputRow,
     ResourceHeader,
     document_head,
@@ -34,6 +35,7 @@ from app.tfstate.parse import (
     resource_header,
     resource_list,
 )
+from app.tfstate.stream import StreamedDocument
 
 
 class InstanceRef(NamedTuple):
@@ -51,6 +53,23 @@ class InstanceRef(NamedTuple):
     deposed: str | None
     dependencies_raw: Any
     depends_on_raw: Any
+
+    @classmethod
+    def of(cls, row: InstanceShape) -> "InstanceRef":
+        """What edges and layouts read of a row (its attributes not kept)."""
+        return cls(
+            row.address,
+            row.resource_index,
+            row.instance_index,
+            row.mode,
+            row.type,
+            row.name,
+            row.module_path,
+            row.index_key,
+            row.deposed,
+            row.dependencies_raw,
+            row.depends_on_raw,
+        )
 
 
 class ScannedResource:
@@ -95,13 +114,16 @@ class ScannedInstance(NamedTuple):
         )
 
 
-@dataclass(frozen=True)
 class ScannedState:
-    """A scanned document; its fields but instances as a NormalizedState has them."""
+    """A scanned document: its fields (`head`), and its instances a pass at a time, as a
+    NormalizedState has them. A streamed document (app/tfstate/stream.py) is read again
+    from its file for each pass; its head is complete once a pass has read it all."""
 
-    head: DocumentHead
-    instances: list[ScannedInstance]
     encrypted = False
+
+    def __init__(self, head: DocumentHead, resources: Callable[[], Iterator[Any]]) -> None:
+        self.head = head
+        self._resources = resources
 
     @property
     def serial(self) -> int:
@@ -127,6 +149,19 @@ class ScannedState:
     def omitted(self) -> list[str]:
         return self.head.omitted
 
+    def instances(self) -> Iterator[ScannedInstance]:
+        """One pass over the document's instances, each with its raw hash: of its resource
+        as parsed (all of it, one hash each) and of its place in it."""
+        for index, raw in enumerate(self._resources()):
+            resource = ScannedResource(index, raw)
+            items = raw.get("instances") if isinstance(raw, dict) else None
+            if not isinstance(items, list) or not items:
+                resource.header()  # raises: no instance of it would be normalized to say why
+            resource_hash = hashlib.blake2b(_encode(raw), digest_size=16).digest()
+            for position, instance in enumerate(cast(list[Any], items)):
+                raw_hash = resource_hash + position.to_bytes(4, "big")
+                yield ScannedInstance(resource, position, instance, raw_hash)
+
 
 def _encode(value: Any) -> bytes:
     try:
@@ -137,21 +172,31 @@ def _encode(value: Any) -> bytes:
 
 def scan_document(doc: dict[str, Any]) -> ScannedState:
     """A loaded v4 state document, validated but for its resources' fields and instances
-    (ScannedInstance.row validates and normalizes those a write needs), each instance
-    with its raw hash: of its resource as parsed (all of it, one hash each) and of its
-    place in it."""
+    (ScannedInstance.row validates and normalizes those a write needs)."""
     head = document_head(doc)
-    instances = []
-    for index, raw in enumerate(resource_list(doc.get("resources", []))):
-        resource = ScannedResource(index, raw)
-        items = raw.get("instances") if isinstance(raw, dict) else None
-        if not isinstance(items, list) or not items:
-            resource.header()  # raises: no instance of it would be normalized to say why
-        resource_hash = hashlib.blake2b(_encode(raw), digest_size=16).digest()
-        for position, instance in enumerate(cast(list[Any], items)):
-            raw_hash = resource_hash + position.to_bytes(4, "big")
-            instances.append(ScannedInstance(resource, position, instance, raw_hash))
-    return ScannedState(head, instances)
+    resources = resource_list(doc.get("resources", []))
+    return ScannedState(head, lambda: iter(resources))
+
+
+def scan_stream(open_file: Callable[[], Callable[[int], bytes]]) -> ScannedState:
+    """A document read from a file by `read(size)` functions (`open_file()` gives one from
+    its start), a resource at a time; raises NotStreamable when it must be read whole."""
+    first = StreamedDocument(open_file())
+    state = ScannedState(document_head(first.head), lambda: _streamed(state, first, open_file))
+    return state
+
+
+def _streamed(
+    state: ScannedState,
+    first: StreamedDocument,
+    open_file: Callable[[], Callable[[int], bytes]],
+) -> Iterator[Any]:
+    document = first if first.fresh else StreamedDocument(open_file())
+    yield from document.resources()
+    members = {**document.head, **document.tail()}
+    if document.has_resources:
+        members["resources"] = []
+    state.head = document_head(members)
 
 
 def scan_state(body: bytes | str) -> ScannedState:

@@ -164,7 +164,7 @@ async def test_raw_hashes_are_keyed_with_a_key_and_still_keep_rows(conn, sealed)
     written = await write_version(conn, "s", secret_state(1), actor="t")
     rows = "SELECT id, raw_hash FROM resources WHERE state_id = $1 AND serial_to IS NULL"
     before = {r["id"]: r["raw_hash"] for r in await conn.fetch(rows, written.state_id)}
-    scanned = scan_state(secret_state(1)).instances
+    scanned = list(scan_state(secret_state(1)).instances())
     assert not {i.raw_hash for i in scanned} & set(before.values())
     assert set(before.values()) == {sealed.mac(i.raw_hash) for i in scanned}
     await write_version(conn, "s", secret_state(2), actor="t")

@@ -9,10 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from app.errors import Conflict
-from app.graph.raw import raw_version
+from app.graph import store
+from app.graph.raw import Body, raw_version
 from app.graph.store import delete_state, export_state, find_version, write_version
 from app.jsonutil import dumps
-from app.tfstate import parse_state
+from app.tfstate import ScannedState, StateError, parse_state, stream
+from app.tfstate.scan import scan_stream
+from app.tfstate.stream import NotStreamable
 from bench.generate import generate_state
 from tests.conftest import corpus_files, requires_corpus
 from tests.graph.states import resource, state
@@ -228,3 +231,54 @@ async def test_rows_without_raw_hashes_are_kept_and_given_theirs(conn) -> None:
     # the next write keeps them by raw hash alone: the same rows
     await write_version(conn, "hashes", state(resources, serial=3), actor="t")
     assert {r["id"] for r in await conn.fetch(rows, written.state_id)} == before.keys()
+
+
+def _streamed(body: bytes) -> tuple[Body, ScannedState]:
+    """`body` as a big POST gives it to the write: read a resource at a time."""
+    spooled = Body.of(body)
+    return spooled, scan_stream(spooled.reader)
+
+
+@requires_corpus
+async def test_every_corpus_file_round_trips_streamed(conn, monkeypatch) -> None:
+    monkeypatch.setattr(stream, "BLOCK", 4096)  # resources cross windows
+    monkeypatch.setattr(store, "BATCH_INSTANCES", 3)  # and batches
+    for index, path in enumerate(corpus_files()):
+        body = path.read_bytes()
+        try:
+            spooled, scanned = _streamed(body)
+        except NotStreamable:
+            continue
+        await write_version(conn, f"corpus/{index}", spooled, actor="test", state=scanned)
+        exported = await export_state(conn, f"corpus/{index}", actor="test")
+        assert exported == json.loads(body), path.name
+
+
+async def test_a_streamed_history_exports_every_version(conn, monkeypatch) -> None:
+    monkeypatch.setattr(store, "BATCH_INSTANCES", 7)
+    document = generate_state(60, seed=3)
+    bodies = []
+    for serial in range(1, 5):
+        document = {**document, "serial": serial}
+        resources = document["resources"]
+        document["resources"] = resources[1:] + resources[:1]  # moved: a layout
+        document["resources"][0]["instances"][0]["attributes"]["v"] = serial  # changed
+        bodies.append(dumps(document, indent=True))
+        spooled, scanned = _streamed(bodies[-1])
+        await write_version(conn, "h", spooled, actor="test", state=scanned)
+    for serial, body in enumerate(bodies, 1):
+        assert await export_state(conn, "h", serial=serial, actor="test") == json.loads(body)
+
+
+async def test_a_document_found_unstreamable_midway_is_written_whole(conn) -> None:
+    # outputs after the resources: the write began before it knew them
+    body = _state(1).replace(b'"outputs": {}, ', b"")[:-1]
+    body += b', "outputs": {"o": {"value": "x", "type": "string"}}}'
+    spooled, scanned = _streamed(body)
+    await write_version(conn, "s", spooled, actor="test", state=scanned)
+    assert await export_state(conn, "s", actor="test") == json.loads(body)
+    broken = _state(2).replace(b'"schema_version"', b'schema_version"')  # a resource not JSON
+    spooled, scanned = _streamed(broken)
+    with pytest.raises(StateError, match="not valid JSON"):
+        await write_version(conn, "s", spooled, actor="test", state=scanned)
+    assert (await find_version(conn, "s", None))["serial"] == 1

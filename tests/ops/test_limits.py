@@ -14,6 +14,8 @@ import pytest
 
 from app.api.limits import MAX_NODES
 from app.graph.store import write_version
+from app.jsonutil import dumps
+from bench.generate import generate_state
 from tests.api.conftest import error_codes, post
 from tests.graph.states import resource, state
 from tests.live_server import live_server
@@ -230,3 +232,20 @@ async def test_large_writes_beyond_the_cap_get_503_with_retry_after(limited, con
         release.set()
         assert (await first).status_code == 200
         assert (await client.post("/states/large/two", content=body)).status_code == 200
+
+
+def test_a_state_over_the_large_write_size_is_streamed_through_a_file(limited) -> None:
+    # over INFRAGRAPH_LARGE_WRITE_BYTES (1000 here): spooled to disk, read a resource at a
+    # time (app/tfstate/stream.py), GET gives the same bytes back
+    body = dumps(generate_state(40, seed=5), indent=True)
+    assert len(body) > 1000
+    headers = {"Content-Type": "application/json"}
+    posted = httpx.post(f"{limited.url}/states/big/streamed", content=body, headers=headers)
+    assert posted.status_code == 200, posted.text
+    got = httpx.get(f"{limited.url}/states/big/streamed")
+    assert got.content == body
+    # a big body that is not a state is refused as a whole read refuses it
+    broken = body.replace(b'"mode"', b"mode", 1)
+    refused = httpx.post(f"{limited.url}/states/big/broken", content=broken, headers=headers)
+    assert refused.status_code == 400
+    assert "not a valid Terraform v4 state: not valid JSON" in refused.text

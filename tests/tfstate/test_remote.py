@@ -70,7 +70,7 @@ def test_lineage_follows_meaningful_values_to_where_they_came_from() -> None:
     ]
     # the subnet depends on the VPC: the value came from the VPC; `other` does not, so it
     # is a source too
-    found = output_lineage(outputs, instances, lambda: [(1, 0)])
+    found = output_lineage(outputs, [i.attributes for i in instances], lambda: [(1, 0)])
     assert found == {
         Lineage("vpc", 0, ("id",)),
         Lineage("vpc", 2, ("vpc_id",)),
@@ -80,7 +80,7 @@ def test_lineage_follows_meaningful_values_to_where_they_came_from() -> None:
 
 
 def test_a_value_many_instances_hold_links_nothing() -> None:
-    instances = [_instance(f"i{n}", {"zone": "eu-central-1a-shared"}) for n in range(4)]
+    instances = [{"zone": "eu-central-1a-shared"} for _ in range(4)]
     assert output_lineage([_output("zone", "eu-central-1a-shared")], instances, list) == set()
     assert output_lineage([_output("zone", "eu-central-1a-shared")], instances[:3], list) == {
         Lineage("zone", n, ("zone",)) for n in range(3)
