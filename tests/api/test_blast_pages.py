@@ -1,6 +1,10 @@
 """Blast radius pages through GraphQL over kept walks: a cursor pages the version it
 started on, a list of resources shares the walks, totalCount alone keeps no rows."""
 
+import gc
+import weakref
+from functools import cached_property
+
 import strawberry
 
 from app.access import Principal, Role
@@ -139,3 +143,20 @@ async def test_a_resource_read_without_attributes_loads_them_when_asked(app, con
     result = await strawberry.Schema(query=Query).execute(query, context_value=context)
     assert result.errors is None
     assert result.data == {"resource": {"input": "b", "attributes": {"input": "b"}}}
+
+
+def test_the_loaders_go_with_their_request() -> None:
+    """No loader refers back to its GraphLoaders (a cycle): what a request's loaders
+    loaded (a page of a thousand rows) goes with the request, not at a garbage collection."""
+    loaders = GraphLoaders(None, Settings())  # type: ignore[arg-type]
+    names = [n for n, v in vars(GraphLoaders).items() if isinstance(v, cached_property)]
+    assert "blast_radius" in names
+    for name in names:
+        getattr(loaders, name)  # each built
+    gone = weakref.ref(loaders)
+    gc.disable()
+    try:
+        del loaders
+        assert gone() is None
+    finally:
+        gc.enable()

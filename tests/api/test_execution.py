@@ -1,9 +1,11 @@
 """The fast path for plain fields and lists of plain objects answers exactly as
 graphql-core does: the same data, the same errors at the same paths (a null where none
 is allowed, a value that does not coerce, an object of another type), with and without
-it."""
+it; and a finished execution lets go of the request's context."""
 
 import enum
+import gc
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -178,7 +180,9 @@ def counted() -> Iterator[type[_Counting]]:
     yield _Counting
 
 
-def test_a_plain_list_is_completed_without_graphql_core_per_item(counted) -> None:
+def test_a_plain_list_is_completed_without_graphql_core_per_item(
+    counted: type[_Counting],
+) -> None:
     query = "query($name: String!) { holder(name: $name) { leaves { name tags } } }"
     assert _run(counted, "lists", query)[0] == {
         "holder": {"leaves": [{"name": "b", "tags": ["x", "y"]}, {"name": "c", "tags": ["x", "y"]}]}
@@ -186,6 +190,26 @@ def test_a_plain_list_is_completed_without_graphql_core_per_item(counted) -> Non
     assert counted.items == 0
     _run(counted, "item_bad_int", query.replace("tags", "count"))  # refused: graphql-core's
     assert counted.items == 2
+
+
+def test_a_finished_execution_lets_go_of_its_context() -> None:
+    """graphql-core's executor is a reference cycle: the context (a request's loaded rows)
+    goes with the response, not at the next garbage collection."""
+
+    class Loaded:
+        pass
+
+    schema = strawberry.Schema(query=Query, execution_context_class=PlainFieldsExecutionContext)
+    context = Loaded()
+    gone = weakref.ref(context)
+    gc.disable()
+    try:
+        result = schema.execute_sync(QUERY, variable_values={"name": "fine"}, context_value=context)
+        assert result.errors is None
+        del context, result
+        assert gone() is None
+    finally:
+        gc.enable()
 
 
 def test_the_app_schema_executes_with_it() -> None:
