@@ -305,7 +305,10 @@ def _unkept(
 
 def path_addresses(path: str) -> list[str]:
     """A page row's path, as the walk encodes it, back to its list of addresses."""
-    return [address.replace("\x01\x02", "\x01") for address in path.split("\x01\x01")]
+    addresses = path.split("\x01\x01")
+    if "\x01\x02" not in path:  # no address of it holds \x01: nothing escaped (the usual)
+        return addresses
+    return [address.replace("\x01\x02", "\x01") for address in addresses]
 
 
 def check_cursor_serial(cursor: int, serial: int) -> None:
