@@ -28,6 +28,7 @@ class Blast:
     max_depth: int
     page: PageArgs
     rows: bool  # False: the total alone (no edges or pageInfo selected)
+    json: bool = True  # the resources' index keys and sensitive paths (False: not shown)
     attributes: bool = True  # the resources' attributes (False: loaded when asked for)
     cross_states: bool = False  # on through the links between states (app/graph/across.py)
 
@@ -196,5 +197,6 @@ async def _blast_radius(
         first=a.page.first,
         after=a.page.after,
         rows=a.rows,
+        json=a.json,
         attributes=a.attributes,
     )
