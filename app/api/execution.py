@@ -30,6 +30,7 @@ from graphql import (
     GraphQLEnumType,
     GraphQLField,
     GraphQLID,
+    GraphQLInt,
     GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
@@ -49,8 +50,10 @@ _LEAVES = (GraphQLScalarType, GraphQLEnumType)
 _REFUSED: Any = object()  # a value the fast path does not take: graphql-core completes it
 # A value to its completed value (what graphql-core would give), or _REFUSED.
 Complete = Callable[[Any], Any]
-# graphql-core's scalars that give a value of exactly this Python type back as it is.
-_AS_IS = ((GraphQLString, str), (GraphQLID, str), (GraphQLBoolean, bool))
+# graphql-core's scalars that give a value of exactly this Python type back as it is
+# (Int: within 32 bits).
+_AS_IS = ((GraphQLString, str), (GraphQLID, str), (GraphQLBoolean, bool), (GraphQLInt, int))
+_INT = range(-(2**31), 2**31)
 
 
 def _as_is(type_: GraphQLOutputType) -> type | None:
@@ -68,8 +71,10 @@ def _leaf_completion(type_: GraphQLOutputType, *, nullable: bool = True) -> Comp
         if item is None:
             return None
         of = type_.of_type
-        # items all of the scalar's own type (not null) are theirs as they are
-        same = {_as_is(of.of_type)} if isinstance(of, GraphQLNonNull) else {None}
+        # items all of the scalar's own type (not null) are theirs as they are (ints are
+        # each checked for their range)
+        kind = _as_is(of.of_type) if isinstance(of, GraphQLNonNull) else None
+        same = {kind if kind is not int else None}
 
         def items(value: Any) -> Any:
             if value is None:
@@ -86,7 +91,7 @@ def _leaf_completion(type_: GraphQLOutputType, *, nullable: bool = True) -> Comp
         leaf, kind = type_, _as_is(type_)
 
         def scalar(value: Any) -> Any:
-            if type(value) is kind:
+            if type(value) is kind and (kind is not int or value in _INT):
                 return value
             if value is None:
                 return absent

@@ -73,6 +73,11 @@ HOLDERS: dict[str, Holder] = {
     "bad_int": Holder(leaf=_leaf(count=1.5), optional=None, leaves=[]),
     "bad_enum": Holder(leaf=_leaf(colour="blue"), optional=None, leaves=[]),
     "bad_list": Holder(leaf=_leaf(tags="xy"), optional=None, leaves=[]),
+    # an Int past 32 bits, as a leaf and in a list
+    "bad_int_range": Holder(leaf=_leaf(count=2**31), optional=None, leaves=[]),
+    "bad_int_in_list": Holder(
+        leaf=_leaf(scores=[2**31 - 1, -(2**31) - 1]), optional=None, leaves=[]
+    ),
     # an object of another type where a Leaf belongs, nullable and not
     "wrong_type": Holder(leaf=_leaf(), optional="no", leaves=[]),  # type: ignore[arg-type]
     "wrong_required": Holder(leaf=Holder, optional=None, leaves=[]),  # type: ignore[arg-type]
@@ -83,6 +88,12 @@ HOLDERS: dict[str, Holder] = {
         leaves=(_leaf(name="b"), _leaf(name="c", scores=None)),  # type: ignore[arg-type]
         maybe_leaves=[None, _leaf()],
         pairs=[Pair(label="p", leaf=_leaf()), Pair(label="q", leaf=_leaf(tags=[]))],
+    ),
+    # values graphql-core coerces (a bool for an Int, an int for a String), Ints at the edges
+    "coerced": Holder(
+        leaf=_leaf(count=True, maybe=5, scores=[-(2**31), 2**31 - 1, False]),
+        optional=None,
+        leaves=[_leaf(count=2**31 - 1, tags=[1, "x"])],
     ),
     # an item's value that does not coerce; a null item, or an object of another type
     "item_bad_int": Holder(leaf=_leaf(), optional=None, leaves=[_leaf(), _leaf(count=1.5)]),
@@ -161,7 +172,7 @@ def test_the_fast_path_answers_as_graphql_core_does(query: str, name: str, yes: 
     fast = _run(PlainFieldsExecutionContext, name, query, yes)
     assert fast == _run(StrawberryGraphQLCoreExecutionContext, name, query, yes)
     if (query is LISTS) == (name == "lists" or name.startswith("item_")):  # its own query
-        assert bool(fast[1]) == (name not in ("fine", "lists"))  # the case is what it says
+        assert bool(fast[1]) == (name not in ("fine", "lists", "coerced"))  # as it says
 
 
 class _Counting(PlainFieldsExecutionContext):
