@@ -496,7 +496,8 @@ async def blast_radius_page_case(env: Env) -> Result:
                 max_depth=edges.MAX_DEPTH,
                 first=first,
                 after=after,
-                attributes=False,  # as the query reads it: it selects none
+                json=False,  # as the query reads it: it selects none of them
+                attributes=False,
             )
         read[:] = [
             (r["depth"], r["address"], edges.path_addresses(r["path"])) for r in found[key].rows

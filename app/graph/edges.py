@@ -10,6 +10,7 @@ import asyncpg
 from app.errors import BadInput, LimitExceeded
 from app.graph.queries import valid_at
 from app.graph.resources import (
+    JSON_COLUMNS,
     KEYS_AT_VERSIONS,
     RESOURCE_COLUMNS,
     RESOURCE_JOINS,
@@ -201,10 +202,10 @@ _KEEP_COUNT = f"WITH RECURSIVE {{walk}}, {_KEEP_WALKS} SELECT count(*) FROM walk
 
 # Each root's kept walk (`total` NULL: none) and its page: at most $8 rows after ($6, $7)
 # in the walk's primary key order, one index range. A page row is at its root's version:
-# the rows carry no version or state columns, and their attributes only when asked for.
+# the rows carry no version or state columns, and their JSONB ones only when asked for.
 _PAGES = f"""
     SELECT k.ord AS page_owner, kv.serial, w.total, w.kept, p.rn, p.depth,
-           p.path, {ROW_COLUMNS}{{attributes}}
+           p.path, {ROW_COLUMNS}{{columns}}
     FROM {KEYS_AT_VERSIONS}
     LEFT JOIN blast_walks w ON {_WALK_OF_ROOT}
     LEFT JOIN LATERAL (
@@ -217,7 +218,15 @@ _PAGES = f"""
     ) p ON true
     {ROW_JOIN}
     ORDER BY k.ord, p.rn"""
-_PAGES_OF = {True: _PAGES.format(attributes=", r.attributes"), False: _PAGES.format(attributes="")}
+# By (json, attributes): the attributes come with JSON_COLUMNS (their sensitive paths).
+_PAGES_OF = {
+    (json, attributes): _PAGES.format(
+        columns=(f", {JSON_COLUMNS}" if json or attributes else "")
+        + (", r.attributes" if attributes else "")
+    )
+    for json in (False, True)
+    for attributes in (False, True)
+}
 # Drops the walks past the limits that no one is walking (their lock free), with their
 # rows: older than $1 seconds, or past $2 rows from the newest (but the newest).
 _EXPIRE = f"""
@@ -255,6 +264,7 @@ async def blast_radius(
     first: int,
     after: tuple[int, int, str] | None = None,
     rows: bool = True,
+    json: bool = True,
     attributes: bool = True,
 ) -> dict[ResourceKey, Page[asyncpg.Record]]:
     """Every resource reachable from each root at the root's version, once, at its
@@ -264,13 +274,13 @@ async def blast_radius(
 
     `after` is a BLAST_KEY (serial, depth, address): the serial of the version it was
     paged at, which must be the root's. `rows=False`: each radius' size only (its
-    page's total; no rows). A row has ROW_COLUMNS (it is at its root's version), and
-    with `attributes` its attributes."""
+    page's total; no rows). A row has ROW_COLUMNS (it is at its root's version), with
+    `json` or `attributes` JSON_COLUMNS, and with `attributes` its attributes."""
     check_depth(max_depth)
     depth, address = (after[1], after[2]) if after else (0, "")  # (0, ""): before depth 1
     key = (*key_arrays(roots), max_depth, direction.value, DIRECT_EDGES)
     page = (depth, address, first + 1 if rows else 0)
-    pages = _PAGES_OF[attributes]
+    pages = _PAGES_OF[json, attributes]
     records = await conn.fetch(pages, *key, *page)
     unkept = _unkept(records, len(roots), rows=rows, serial=after and after[0])
     if unkept:
@@ -305,7 +315,10 @@ def _unkept(
 
 def path_addresses(path: str) -> list[str]:
     """A page row's path, as the walk encodes it, back to its list of addresses."""
-    return [address.replace("\x01\x02", "\x01") for address in path.split("\x01\x01")]
+    addresses = path.split("\x01\x01")
+    if "\x01\x02" not in path:  # no address of it holds \x01: nothing escaped (the usual)
+        return addresses
+    return [address.replace("\x01\x02", "\x01") for address in addresses]
 
 
 def check_cursor_serial(cursor: int, serial: int) -> None:

@@ -1,6 +1,10 @@
 """Blast radius pages through GraphQL over kept walks: a cursor pages the version it
 started on, a list of resources shares the walks, totalCount alone keeps no rows."""
 
+import gc
+import weakref
+from functools import cached_property
+
 import strawberry
 
 from app.access import Principal, Role
@@ -11,7 +15,7 @@ from app.config import Settings
 from app.graph.resources import find_resource
 from app.graph.store import write_version
 from tests.api.conftest import error_codes, gql
-from tests.graph.states import chain_graph
+from tests.graph.states import chain_graph, resource, state
 
 T = "terraform_data."
 PAGE = """query($after: String, $serial: Int) {
@@ -116,6 +120,55 @@ async def test_a_page_reads_attributes_only_when_the_query_selects_them(
     assert not [s for s in _page_reads(statements) if "r.attributes" in s]
 
 
+SECRET = [[{"type": "get_attr", "value": "password"}]]
+KEYED = state(
+    [
+        resource("aws_vpc", "main"),
+        resource(
+            "aws_subnet",
+            "s",
+            keys=[0, 1],
+            sensitive=SECRET,
+            attributes={"password": "p", "cidr": "10.0.0.0/24"},
+            depends_on=["aws_vpc.main"],
+        ),
+        resource("aws_instance", "i", keys=["a"], depends_on=["aws_subnet.s"]),
+    ]
+)
+
+
+async def test_a_page_reads_index_keys_and_sensitive_paths_only_when_it_shows_them(
+    client, conn, statements
+) -> None:
+    """They are read with the page when its resources show them (or their attributes,
+    which they mask), as the resources list shows them; else the page reads without."""
+    await write_version(conn, "k", KEYED, actor="test")
+    fields = "address indexKey sensitiveAttributes attributes"
+    listed = await gql(
+        client, f'{{ resources(filter: {{state: "k"}}) {{ edges {{ node {{ {fields} }} }} }} }}'
+    )
+    expected = {e["node"]["address"]: e["node"] for e in listed["resources"]["edges"]}
+    radius = """{ blastRadius(state: "k", address: "aws_vpc.main") {
+        edges { node { resource { %s } } } } }"""
+    await gql(client, radius % "address")  # kept: each page below is one read
+    for shown in ("address indexKey", "address sensitiveAttributes", "address attributes"):
+        statements.statements.clear()
+        page = (await gql(client, radius % shown))["blastRadius"]["edges"]
+        names = shown.split()
+        assert [e["node"]["resource"] for e in page] == [
+            {name: expected[address][name] for name in names}
+            for address in ("aws_subnet.s[0]", "aws_subnet.s[1]", 'aws_instance.i["a"]')
+        ]
+        [read] = _page_reads(statements)
+        assert "r.index_key" in read and "sensitive_attributes" in read
+    assert expected["aws_subnet.s[1]"]["attributes"] == {"password": None, "cidr": "10.0.0.0/24"}
+    assert expected["aws_subnet.s[0]"]["indexKey"] == 0
+    statements.statements.clear()
+    await gql(client, radius % "address type")
+    [read] = _page_reads(statements)
+    assert "index_key" not in read and "sensitive_attributes" not in read
+
+
 async def test_a_resource_read_without_attributes_loads_them_when_asked(app, conn) -> None:
     """A resource built from a row read without attributes (as a page reads it when its
     query selects none) loads them when a query asks anyway."""
@@ -139,3 +192,20 @@ async def test_a_resource_read_without_attributes_loads_them_when_asked(app, con
     result = await strawberry.Schema(query=Query).execute(query, context_value=context)
     assert result.errors is None
     assert result.data == {"resource": {"input": "b", "attributes": {"input": "b"}}}
+
+
+def test_the_loaders_go_with_their_request() -> None:
+    """No loader refers back to its GraphLoaders (a cycle): what a request's loaders
+    loaded (a page of a thousand rows) goes with the request, not at a garbage collection."""
+    loaders = GraphLoaders(None, Settings())  # type: ignore[arg-type]
+    names = [n for n, v in vars(GraphLoaders).items() if isinstance(v, cached_property)]
+    assert "blast_radius" in names
+    for name in names:
+        getattr(loaders, name)  # each built
+    gone = weakref.ref(loaders)
+    gc.disable()
+    try:
+        del loaders
+        assert gone() is None
+    finally:
+        gc.enable()

@@ -1,7 +1,13 @@
-"""The graph's dataloaders, one set per request."""
+"""The graph's dataloaders, one set per request.
+
+A loader's function never refers back to its GraphLoaders (a bound method, a lambda
+reading `self`): that cycle would keep a request's loaded rows (a blast radius page:
+a thousand records) until the garbage collector finds them, whose passes over them
+took a tenth of a page's time, instead of freeing them with the request.
+"""
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 from uuid import UUID
 
@@ -22,6 +28,7 @@ class Blast:
     max_depth: int
     page: PageArgs
     rows: bool  # False: the total alone (no edges or pageInfo selected)
+    json: bool = True  # the resources' index keys and sensitive paths (False: not shown)
     attributes: bool = True  # the resources' attributes (False: loaded when asked for)
     cross_states: bool = False  # on through the links between states (app/graph/across.py)
 
@@ -139,33 +146,7 @@ class GraphLoaders:
 
     @cached_property
     def blast_radius(self) -> DataLoader[tuple[ResourceKey, Blast], Any]:
-        return paged(self.pool, self._blast_radius)
-
-    async def _blast_radius(
-        self, conn: asyncpg.Connection, ids: list[ResourceKey], a: Blast
-    ) -> dict[ResourceKey, Any]:
-        if a.cross_states:
-            return await across.cross_blast_radius(
-                conn,
-                ids,
-                a.direction,
-                max_depth=a.max_depth,
-                first=a.page.first,
-                after=a.page.after,
-                rows=a.rows,
-                readable=self.readable,
-            )
-        return await edges.blast_radius(
-            conn,
-            ids,
-            a.direction,
-            limits=self.walks,
-            max_depth=a.max_depth,
-            first=a.page.first,
-            after=a.page.after,
-            rows=a.rows,
-            attributes=a.attributes,
-        )
+        return paged(self.pool, partial(_blast_radius, self.walks, self.readable))
 
     @cached_property
     def output_sources(self) -> DataLoader[UUID, Any]:
@@ -175,17 +156,47 @@ class GraphLoaders:
     @cached_property
     def consumers(self) -> DataLoader[UUID, Any]:
         """The links to a producer state."""
+        readable = self.readable
         return by_key(
-            self.pool,
-            lambda conn, ids: links.links_by_producer(conn, ids, self.readable),
-            default=[],
+            self.pool, lambda conn, ids: links.links_by_producer(conn, ids, readable), default=[]
         )
 
     @cached_property
     def producers(self) -> DataLoader[UUID, Any]:
         """The links of a consumer state."""
+        readable = self.readable
         return by_key(
-            self.pool,
-            lambda conn, ids: links.links_by_consumer(conn, ids, self.readable),
-            default=[],
+            self.pool, lambda conn, ids: links.links_by_consumer(conn, ids, readable), default=[]
         )
+
+
+async def _blast_radius(
+    walks: WalkLimits,
+    readable: list[str] | None,
+    conn: asyncpg.Connection,
+    ids: list[ResourceKey],
+    a: Blast,
+) -> dict[ResourceKey, Any]:
+    if a.cross_states:
+        return await across.cross_blast_radius(
+            conn,
+            ids,
+            a.direction,
+            max_depth=a.max_depth,
+            first=a.page.first,
+            after=a.page.after,
+            rows=a.rows,
+            readable=readable,
+        )
+    return await edges.blast_radius(
+        conn,
+        ids,
+        a.direction,
+        limits=walks,
+        max_depth=a.max_depth,
+        first=a.page.first,
+        after=a.page.after,
+        rows=a.rows,
+        json=a.json,
+        attributes=a.attributes,
+    )

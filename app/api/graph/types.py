@@ -665,6 +665,9 @@ def _hop_key(direction: edges.Direction) -> Callable[[Mapping[str, Any], list[Se
 
 # What a connection shows without its rows.
 _ROWLESS = frozenset({"totalCount", "__typename"})
+# The fields of a Resource read from resources.JSON_COLUMNS: a blast radius page whose
+# resources show none of them reads its rows without (the attributes bring them too).
+_JSON_FIELDS = frozenset({"indexKey", "sensitiveAttributes"})
 
 
 def blast_keyset(cross_states: bool) -> Keyset:
@@ -678,14 +681,14 @@ def _blast_key(arguments: Mapping[str, Any], selected: list[Selected]) -> Blast:
     direction = _direction(arguments.get("direction"))
     depth = edges.DEFAULT_DEPTH if max_depth is None else max_depth
     shown = {field.name for field in descend(selected, ())}
-    resource = descend(selected, ("edges", "node", "resource"))
-    attributes = any(field.name == "attributes" for field in resource)
+    resource = {field.name for field in descend(selected, ("edges", "node", "resource"))}
     return Blast(
         direction,
         depth,
         page,
         rows=not shown <= _ROWLESS,
-        attributes=attributes,
+        json=not resource.isdisjoint(_JSON_FIELDS),
+        attributes="attributes" in resource,
         cross_states=cross,
     )
 
@@ -778,7 +781,8 @@ def version_of(r: Row, state: State | None = None) -> StateVersion:
     )
 
 
-# A Resource's attributes not read with its row (resources.ROW_COLUMNS).
+# A Resource's attributes not read with its row (resources.ROW_COLUMNS); or its index key
+# and sensitive paths, read for a blast radius page only when shown (_JSON_FIELDS).
 UNLOADED: Any = object()
 
 
@@ -786,9 +790,15 @@ def _resource_of(record: Row) -> Resource:
     return resources_of([record])[0]
 
 
+# A mode by its value: a dict look-up where Mode(value), an enum call, costs ten times more
+# (a page of a thousand resources builds a thousand).
+_MODES = {mode.value: mode for mode in ResourceMode}
+
+
 def resources_of(records: Iterable[Row], at: StateVersion | None = None) -> list[Resource]:
     """Resources of rows with RESOURCE_COLUMNS; rows of one version share its objects.
-    With `at`: rows with ROW_COLUMNS (and maybe attributes), all at that version."""
+    With `at`: rows with ROW_COLUMNS (and maybe JSON_COLUMNS and attributes), all at
+    that version."""
     versions: dict[UUID, StateVersion] = {}
     built = []
     for r in records:
@@ -800,16 +810,16 @@ def resources_of(records: Iterable[Row], at: StateVersion | None = None) -> list
                 id=f"{r['id']}:{version.version_id}",
                 resource_id=r["id"],
                 address=r["address"],
-                mode=resources.Mode(r["mode"]),
+                mode=_MODES[r["mode"]],
                 type=r["type"],
                 name=r["name"],
                 provider=r["provider"],
                 module=r["module_path"],
-                index_key=r["index_key"],
+                index_key=r.get("index_key", UNLOADED),
                 each=r["each"],
                 deposed=r["deposed"],
                 status=r["status"],
-                sensitive_attributes=r["sensitive_attributes"],
+                sensitive_attributes=r.get("sensitive_attributes", UNLOADED),
                 raw_attributes=r.get("attributes", UNLOADED),
                 state=version.state,
                 version=version,
