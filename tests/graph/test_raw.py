@@ -4,6 +4,7 @@ reading back whole or streamed, retention, and GET over HTTP for both storages."
 import asyncio
 import base64
 import hashlib
+import io
 import random
 from uuid import UUID
 
@@ -20,6 +21,7 @@ from app.graph.raw import (
     RawVersion,
     chunk_hash,
     cut,
+    cut_stream,
     delete_unreferenced_chunks,
     raw_version,
     save_raw,
@@ -333,3 +335,15 @@ async def test_a_state_posted_bigger_than_a_piece_streams_back_intact(server, co
     assert got.content == body
     assert got.headers["content-md5"] == _md5_header(body)
     assert await conn.fetchval("SELECT raw_state FROM state_versions") is None
+
+
+@pytest.mark.parametrize("window", [MAX_CHUNK + 1, 300_000, 1 << 20])
+def test_chunks_cut_a_window_at_a_time_are_those_cut_whole(window: int) -> None:
+    rng = random.Random(window)
+    data = b"".join(
+        rng.randbytes(rng.randrange(1, 50_000)) * rng.randrange(1, 4) for _ in range(80)
+    )
+    reader = io.BytesIO(data).read
+    streamed = [chunk for chunks in cut_stream(reader, window) for chunk in chunks]
+    assert streamed == [bytes(chunk) for chunk in cut(data)]
+    assert [c for chunks in cut_stream(io.BytesIO(b"").read, window) for c in chunks] == []
