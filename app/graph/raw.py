@@ -40,6 +40,9 @@ MAX_CHUNK = 256 * KIB
 ZSTD_LEVEL = 1
 # Bodies up to this size are read in one go; bigger ones stream in pieces of at most it.
 PIECE_BYTES = 8 * MIB
+# A body is cut, looked up and compressed a window of this size at a time: a window is
+# held about three times over (its bytes, its chunks, the next window's start).
+SAVE_WINDOW = 2 * MIB
 
 
 def cut(
@@ -159,12 +162,12 @@ def spans(lengths: list[int], limit: int) -> list[tuple[int, int]]:
 async def save_raw(conn: asyncpg.Connection, state_id: UUID, body: bytes | Body) -> list[bytes]:
     """Store the chunks of `body` that state `state_id` does not have yet; returns the
     hashes of all its chunks in order (the version row's raw_chunks). The body is cut,
-    compressed and inserted a window (PIECE_BYTES) at a time: a big write holds one.
+    compressed and inserted a window (SAVE_WINDOW) at a time: a big write holds one.
 
     Call it in the transaction that inserts the version row, holding the state's row lock
     as write_version does: delete_unreferenced_chunks takes that lock too, so it cannot
     delete a chunk this write counts on. Racing writers of one chunk insert it once."""
-    windows = cut_stream((body if isinstance(body, Body) else Body.of(body)).reader())
+    windows = cut_stream((body if isinstance(body, Body) else Body.of(body)).reader(), SAVE_WINDOW)
     hashes: list[bytes] = []
     stored: set[bytes] = set()  # by this write
     while (chunks := await asyncio.to_thread(next, windows, None)) is not None:

@@ -369,7 +369,7 @@ class RowChanges:
 
 # Instances matched, normalized and copied at a time: a streamed write holds a batch of
 # them as parsed, and what the rest of the write needs of each (an InstanceRef).
-BATCH_INSTANCES = 2000
+BATCH_INSTANCES = 500
 
 _CurrentRow = tuple[UUID, bytes, bytes | None]  # id, content hash, raw hash
 # a new row: its position, the row as stored, its content hash and raw hash
@@ -699,7 +699,7 @@ async def _write_edges(
     )
 
 
-EDGE_BATCH = 50_000  # edge records built and copied at a time
+EDGE_BATCH = 10_000  # edge records built and copied at a time
 
 
 async def _copy_edges(conn: asyncpg.Connection, *records: Iterable[tuple[object, ...]]) -> None:

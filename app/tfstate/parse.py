@@ -480,7 +480,10 @@ def resolve_edges(
 
 
 def _names(row: InstanceShape) -> list[str]:
-    """The config addresses of the resources an instance depends on."""
+    """The config addresses of the resources an instance depends on (not to be changed:
+    its `dependencies` list itself, when it has nothing else)."""
+    if not isinstance(row.depends_on_raw, list):
+        return row.dependencies_raw if isinstance(row.dependencies_raw, list) else []
     names: list[str] = []
     if isinstance(row.dependencies_raw, list):
         names.extend(row.dependencies_raw)

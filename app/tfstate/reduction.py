@@ -37,6 +37,7 @@ def _direct_edges(nodes: int, edges: Sequence[Edge]) -> set[Edge]:
     for a, b in edges:
         successors[a].append(b)
     component, count = _components(nodes, successors)
+    del successors  # a list per node: gone before the components' lists are built
     # the components each component has an edge to (lists: a set is 216 bytes empty)
     next_components: list[list[int]] = [[] for _ in range(count)]
     for a, b in edges:
@@ -45,12 +46,25 @@ def _direct_edges(nodes: int, edges: Sequence[Edge]) -> set[Edge]:
     for c, targets in enumerate(next_components):
         if len(targets) > 1:
             next_components[c] = list(dict.fromkeys(targets))
-    implied = _reached(next_components) if count <= EXACT_LIMIT else _one_step(next_components)
-    return {  # the edges' own tuples: a big state's are hundreds of thousands
+    if count <= EXACT_LIMIT:
+        implied = _reached(next_components)
+        return {  # the edges' own tuples: a big state's are hundreds of thousands
+            edge
+            for edge in edges
+            if component[edge[0]] == component[edge[1]]
+            or component[edge[1]] not in implied[component[edge[0]]]
+        }
+    # one step: u -> v is implied when another successor of u's component has an edge to
+    # v's. Asked edge by edge, of each successor's list (a set when long): a set of what
+    # each component reaches in two steps would be millions of entries on a big state.
+    lookup: list[list[int] | set[int]] = [
+        set(targets) if len(targets) > 8 else targets for targets in next_components
+    ]
+    return {
         edge
         for edge in edges
-        if component[edge[0]] == component[edge[1]]
-        or component[edge[1]] not in implied[component[edge[0]]]
+        if (ca := component[edge[0]]) == (cb := component[edge[1]])
+        or not any(cb in lookup[d] for d in next_components[ca])
     }
 
 
@@ -79,15 +93,6 @@ def _reached(next_components: list[list[int]]) -> list[_Bits]:
         reach.append(through | own)
         implied.append(_Bits(through))
     return implied
-
-
-def _one_step(next_components: list[list[int]]) -> list[set[int] | tuple[()]]:
-    """What each component reaches in two steps: on a closed graph, all it reaches
-    through its successors (no set for a component reaching nothing so)."""
-    return [
-        set().union(*(next_components[d] for d in successors)) or ()
-        for successors in next_components
-    ]
 
 
 def _components(nodes: int, successors: list[list[int]]) -> tuple[list[int], int]:
