@@ -21,11 +21,8 @@ the GIL being handed over every few milliseconds.
 """
 
 import asyncio
-import contextlib
-import ctypes
 import functools
 import gc
-import os
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +30,7 @@ from typing import Any
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from app import db
+from app import db, malloc
 from app.config import Settings
 from app.observe import GC_THRESHOLDS, log_config
 from app.server import create_app, health_app
@@ -173,24 +170,8 @@ def _serve_health(url: str, host: str, port: int) -> uvicorn.Server:
     return server
 
 
-# glibc's M_ARENA_MAX: how many malloc arenas threads may spread over (default 8 per core)
-_M_ARENA_MAX = -8
-MALLOC_ARENAS = 2
-
-
-def limit_malloc_arenas() -> None:
-    """Memory a write frees in a worker thread's arena is not reused by the next batch
-    that runs on another thread: with glibc's default (an arena per thread, up to 8 per
-    core) a 100,000-instance import peaked 10 MB higher (MALLOC_ARENA_MAX does the same
-    from the environment, which wins when set). Nothing elsewhere than glibc."""
-    if "MALLOC_ARENA_MAX" in os.environ:
-        return
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").mallopt(_M_ARENA_MAX, MALLOC_ARENAS)
-
-
 def run(settings: Settings, host: str, port: int) -> None:
-    limit_malloc_arenas()  # before any thread allocates
+    malloc.limit_arenas()  # before any thread allocates
     # Resolve the database first: an embedded server starts here, in the main process.
     url = db.database_url(settings)
     app = create_app(settings, database_url=url)

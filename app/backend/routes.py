@@ -31,7 +31,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from app import db
+from app import db, malloc
 from app.access import IAC_PREFIX, Role
 from app.auth import actor, principal
 from app.backend.protocol import (
@@ -114,6 +114,8 @@ class WriteSlots:
             yield
         finally:
             self.busy -= 1
+            if not self.busy:  # what large writes freed goes back to the system
+                malloc.trim()
 
 
 def _write_slot(request: Request) -> contextlib.AbstractContextManager[None]:

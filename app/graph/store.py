@@ -49,7 +49,7 @@ from app.tfstate import (
 from app.tfstate.digest import canonical_json, instance_digest, output_digest
 from app.tfstate.order import Layout, in_document_order, layout_of
 from app.tfstate.parse import InstanceShape, resolve_edges
-from app.tfstate.reduction import direct_edges
+from app.tfstate.reduction import direct_edges, direct_flags
 from app.tfstate.remote import (
     REMOTE_STATE,
     Lineage,
@@ -686,9 +686,18 @@ async def _write_edges(
                 )
             await _copy_edges(conn, records)
             return
-    direct = direct_edges(len(instances), pairs if every_row_new else resolve_edges(instances))
-    if not every_row_new:
-        records += await _flip_kept_edges(conn, state_id, version_id, serial, row_ids, direct)
+    if every_row_new:
+        flags = direct_flags(len(instances), pairs)
+        await _copy_edges(
+            conn,
+            (
+                (state_id, version_id, serial, row_ids[a], row_ids[b], flag)
+                for (a, b), flag in zip(pairs, flags, strict=True)
+            ),
+        )
+        return
+    direct = direct_edges(len(instances), resolve_edges(instances))
+    records += await _flip_kept_edges(conn, state_id, version_id, serial, row_ids, direct)
     await _copy_edges(
         conn,
         records,

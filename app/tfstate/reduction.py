@@ -27,12 +27,18 @@ EXACT_LIMIT = 30_000
 
 def direct_edges(nodes: int, edges: Sequence[Edge]) -> set[Edge]:
     """The edges of `edges` (pairs of node numbers below `nodes`) that are direct."""
+    return {edge for edge, direct in zip(edges, direct_flags(nodes, edges), strict=True) if direct}
+
+
+def direct_flags(nodes: int, edges: Sequence[Edge]) -> list[bool]:
+    """Whether each of `edges` is direct (a list: a big state's set of them would be a
+    table of a million slots)."""
     # Many small containers: with a parsed state alive, GC passes would walk it over and over.
     with gc_paused():
-        return _direct_edges(nodes, edges)
+        return _direct_flags(nodes, edges)
 
 
-def _direct_edges(nodes: int, edges: Sequence[Edge]) -> set[Edge]:
+def _direct_flags(nodes: int, edges: Sequence[Edge]) -> list[bool]:
     successors: list[list[int]] = [[] for _ in range(nodes)]
     for a, b in edges:
         successors[a].append(b)
@@ -48,24 +54,20 @@ def _direct_edges(nodes: int, edges: Sequence[Edge]) -> set[Edge]:
             next_components[c] = list(dict.fromkeys(targets))
     if count <= EXACT_LIMIT:
         implied = _reached(next_components)
-        return {  # the edges' own tuples: a big state's are hundreds of thousands
-            edge
-            for edge in edges
-            if component[edge[0]] == component[edge[1]]
-            or component[edge[1]] not in implied[component[edge[0]]]
-        }
+        return [
+            (ca := component[a]) == (cb := component[b]) or cb not in implied[ca] for a, b in edges
+        ]
     # one step: u -> v is implied when another successor of u's component has an edge to
     # v's. Asked edge by edge, of each successor's list (a set when long): a set of what
     # each component reaches in two steps would be millions of entries on a big state.
     lookup: list[list[int] | set[int]] = [
         set(targets) if len(targets) > 8 else targets for targets in next_components
     ]
-    return {
-        edge
-        for edge in edges
-        if (ca := component[edge[0]]) == (cb := component[edge[1]])
+    return [
+        (ca := component[a]) == (cb := component[b])
         or not any(cb in lookup[d] for d in next_components[ca])
-    }
+        for a, b in edges
+    ]
 
 
 class _Bits:
