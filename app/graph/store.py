@@ -56,6 +56,7 @@ from app.tfstate.remote import (
     Server,
     holds_output_value,
     output_lineage,
+    output_values,
 )
 from app.tfstate.scan import InstanceRef, ScannedInstance
 from app.tfstate.stream import NotStreamable
@@ -398,7 +399,7 @@ class _RowStream:
         self._items: Iterator[ScannedInstance | InstanceRow] = iter(
             state.instances() if isinstance(state, ScannedState) else state.instances
         )
-        self._outputs = state.outputs
+        self._output_values = output_values(state.outputs)  # asked of each batch
         self._state_id, self._version_id, self._serial = ids
         self._ring = crypto.keyring()
         self._seen: set[str] = set()  # addresses so far: a duplicate is refused
@@ -459,7 +460,7 @@ class _RowStream:
             self.row_ids[position] = row_id
         if not self.holds_output_value:
             rows = [stored.original for _, stored, _, _ in new]
-            self.holds_output_value = holds_output_value(self._outputs, rows)
+            self.holds_output_value = holds_output_value(self._output_values, rows)
         state_id, version_id, serial = self._state_id, self._version_id, self._serial
         return [
             (

@@ -133,7 +133,7 @@ class Lineage:
     path: Path  # the attribute holding the value
 
 
-def _wanted(outputs: Sequence[OutputRow]) -> dict[str, set[str]]:
+def output_values(outputs: Sequence[OutputRow]) -> dict[str, set[str]]:
     """The meaningful values of the outputs: value -> the outputs holding it."""
     wanted: dict[str, set[str]] = {}
     for output in outputs:
@@ -143,9 +143,9 @@ def _wanted(outputs: Sequence[OutputRow]) -> dict[str, set[str]]:
     return wanted
 
 
-def holds_output_value(outputs: Sequence[OutputRow], instances: Iterable[InstanceRow]) -> bool:
-    """Whether any of `instances` holds a meaningful value of the outputs."""
-    wanted = _wanted(outputs)
+def holds_output_value(wanted: dict[str, set[str]], instances: Iterable[InstanceRow]) -> bool:
+    """Whether any of `instances` holds one of the outputs' meaningful values (`wanted`:
+    output_values)."""
     return bool(wanted) and any(
         isinstance(leaf, str) and leaf in wanted
         for row in instances
@@ -162,7 +162,7 @@ def output_lineage(
     or a string inside it), with the attribute path. `attributes`: of each instance, in
     document order; `edges()`: (a, b) when a depends on b (asked only when a value has
     several holders)."""
-    wanted = _wanted(outputs)
+    wanted = output_values(outputs)
     if not wanted:
         return set()
     holders: dict[str, dict[int, list[Path]]] = {}  # value -> instance -> paths
