@@ -10,6 +10,7 @@ import contextlib
 import gc
 import json
 import math
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -104,6 +105,15 @@ class JsonInputError(ValueError):
     """Input that is not JSON, or JSON beyond what the server stores; the message says which."""
 
 
+# Python converts decimal text of at most this many digits to an int (a guard against
+# its quadratic conversion); a longer integer cannot be kept exact here, so it is refused.
+MAX_INT_DIGITS = sys.get_int_max_str_digits() or 4300
+
+
+def too_many_digits() -> JsonInputError:
+    return JsonInputError(f"an integer has more than {MAX_INT_DIGITS} digits")
+
+
 def _reject_constant(name: str) -> Any:
     raise JsonInputError(f"{name} is not a JSON number")
 
@@ -195,9 +205,9 @@ def read(data: bytes | str) -> Any:
     """Parse JSON from a client, within the limits above; JsonInputError says what is wrong.
 
     Refused: invalid UTF-8, lone surrogates, U+0000, NaN, Infinity and numbers
-    too big for a double, nesting past MAX_DEPTH. Integers of any size keep
-    their exact value (jsonb stores them); a field stored as bigint checks its
-    own range.
+    too big for a double, integers past MAX_INT_DIGITS, nesting past MAX_DEPTH.
+    Other integers keep their exact value (jsonb stores them); a field stored as
+    bigint checks its own range.
     """
     try:
         raw = data.encode() if isinstance(data, str) else data
@@ -227,5 +237,7 @@ def read(data: bytes | str) -> Any:
         raise JsonInputError(f"nested deeper than {MAX_DEPTH} levels") from None
     except json.JSONDecodeError as exc:
         raise JsonInputError(f"not valid JSON: {exc}") from None
+    except ValueError:  # int()'s digit limit: the only other error the parser raises
+        raise too_many_digits() from None
     _check(value)
     return value

@@ -15,6 +15,7 @@ With tokens configured, a websocket that came without an Authorization header
 {"authorization": "Bearer <token>"} (or Basic); else it is closed with 4403.
 """
 
+import json
 from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
@@ -137,6 +138,13 @@ class GraphQLApp(GraphQL[Context, None]):
         except (Unauthenticated, *db.ERROR_TYPES):
             raise ConnectionRejectionError() from None
         context.identified(caller)
+
+    def decode_json(self, data: str | bytes) -> object:
+        """A websocket message, read as a body is: one refused is not JSON (closed, 4400)."""
+        try:
+            return jsonutil.read(data)
+        except jsonutil.JsonInputError as exc:
+            raise json.JSONDecodeError(str(exc), "", 0) from None
 
     def parse_json(self, data: str | bytes) -> Any:
         try:

@@ -14,7 +14,6 @@ caller reads the document whole, which says exactly what is wrong with it.
 """
 
 import codecs
-import json
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -92,8 +91,10 @@ class _Text:
             start = self.pos
             try:
                 value, end = scan_value(self.text, start)
-            except (StopIteration, json.JSONDecodeError, JsonInputError, RecursionError):
-                end = None  # cut by the window, or not valid: read on, then say
+            except (StopIteration, ValueError, RecursionError):
+                # cut by the window, or not valid (or an integer past the digit limit):
+                # read on, then say
+                end = None
             # a number cut by the window's end ("1.5e" read as 1.5) has no delimiter after it
             if end is not None and (self.text[end : end + 1] in _AFTER or self.eof):
                 break

@@ -6,6 +6,7 @@ otherwise). What the server accepts at the edge of a limit stores and renders
 back.
 """
 
+import base64
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -23,6 +24,7 @@ from tests.live_server import LiveServer, server_fixture
 server = server_fixture(scope="module")
 
 LONG_DIGITS = "12345678901234567890"  # takes the exact (stdlib) parser
+HUGE_DIGITS = "9" * 5_000  # past Python's limit of exact integer conversion
 # Longer than a btree index row (2,704 bytes), even compressed: 9,000 bytes of CJK
 LONG_TEXT = "".join(chr(0x4E00 + i * 7 % 20_000) for i in range(3_000))
 CODES = {"BAD_INPUT", "LIMIT_EXCEEDED", "NOT_FOUND"}
@@ -82,6 +84,7 @@ STATES: list[tuple[str, bytes]] = [
     ("a 3,000-character type", json.dumps(json.loads(state([resource(LONG_TEXT, "x")]))).encode()),
     ("a 3,000-character name", json.dumps(json.loads(state([resource("aws_vpc", LONG_TEXT)]))).encode()),
     ("a 3,000-character output name", state([], outputs={LONG_TEXT: {"value": 1, "type": "number"}})),
+    ("a 5,000-digit integer", text(tf()).replace(b'"attributes": {}', f'"attributes": {{"a": {HUGE_DIGITS}}}'.encode())),
 ]  # fmt: skip
 
 
@@ -100,7 +103,12 @@ LOCKS: list[tuple[str, bytes]] = [
     ("U+0000", json.dumps({**lock_info(), "Who": "\x00"}).encode()),
     ("NaN", json.dumps({**lock_info(), "Info": float("nan")}).encode()),
     ("invalid UTF-8", text(lock_info(who="é")).replace("é".encode(), b"\xff")),
-]
+    ("a 5,000-digit integer", json.dumps({**lock_info(), "Info": 1}).encode().replace(b'"Info": 1', f'"Info": {HUGE_DIGITS}'.encode())),
+    ("a 5,000-digit integer, nested", json.dumps({**lock_info(), "Info": nest(20)}).encode().replace(b'"a": 1', f'"a": {HUGE_DIGITS}'.encode())),
+    ("deep, 1,100", ('{"ID": "x", "Info": ' + raw_nest(1_100) + "}").encode()),
+    ("escaped U+0000", b'{"ID": "x", "Who": "a\\u0000"}'),
+    ("escaped lone surrogate", b'{"ID": "x", "Who": "\\ud800"}'),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(("name", "body"), LOCKS, ids=[name for name, _ in LOCKS])
@@ -111,6 +119,20 @@ async def test_lock_bodies_are_refused_with_a_4xx(
     response = await client.request(method, "/states/bad/lock", content=body)
     assert response.status_code == 400, response.text
     assert response.json()["code"] == "BAD_INPUT"
+    assert response.json()["error"].startswith("LockInfo"), response.text  # and says why
+
+
+async def test_a_large_state_with_a_huge_integer_is_refused_with_the_reason(client) -> None:
+    """Without a Content-Length the body streams (app/tfstate/stream.py)."""
+    body = text(tf()).replace(b'"attributes": {}', f'"attributes": {{"a": {HUGE_DIGITS}}}'.encode())
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for start in range(0, len(body), 1024):
+            yield body[start : start + 1024]
+
+    response = await client.post(f"/states/bad/{uuid.uuid4().hex}", content=chunks())
+    assert response.status_code == 400, response.text
+    assert "digits" in response.json()["error"]
 
 
 async def test_what_is_accepted_at_the_limits_stores_and_renders_back(client) -> None:
@@ -167,6 +189,7 @@ async def test_graphql_literals_get_a_code(client, query: str) -> None:
         {"name": "x" * 3000},
         {"name": 2**70},
         {"name": nest(MAX_DEPTH - 2)},
+        {"name": [1, 2**70]},
     ],
 )
 async def test_graphql_variables_get_a_code(client, variables: dict[str, Any]) -> None:
@@ -174,8 +197,6 @@ async def test_graphql_variables_get_a_code(client, variables: dict[str, Any]) -
 
 
 def cursor(value: Any) -> str:
-    import base64
-
     return base64.urlsafe_b64encode(json.dumps(value).encode()).decode()
 
 
@@ -189,6 +210,7 @@ def cursor(value: Any) -> str:
         "4pyTIMOgIGxhIG1vZGU=",  # valid base64 of text that is no JSON
         "//79",  # base64 of invalid UTF-8
         "\u00e9t\u00e9",
+        base64.urlsafe_b64encode(f'["a", {HUGE_DIGITS}]'.encode()).decode(),
     ],
 )
 async def test_bad_cursors_get_bad_input(client, after: str) -> None:
@@ -207,6 +229,8 @@ BODIES = [
     ("NaN", b'{"query": "{ states { totalCount } }", "variables": {"a": NaN}}'),
     ("1e400", b'{"query": "{ states { totalCount } }", "variables": {"a": 1e400}}'),
     ("not JSON", b"{query"),
+    ("a 5,000-digit variable", ('{"query": "{ states { totalCount } }", "variables": {"a": ' + HUGE_DIGITS + "}}").encode()),
+    ("a 5,000-digit extension", ('{"query": "{ states { totalCount } }", "extensions": {"a": [' + HUGE_DIGITS + "]}}").encode()),
 ]  # fmt: skip
 
 
@@ -218,8 +242,12 @@ async def test_graphql_bodies_are_refused_with_a_400(client, name: str, body: by
     assert response.json()["code"] == "BAD_INPUT"
 
 
-async def test_graphql_get_variables_are_read_the_same_way(client) -> None:
-    params = {"query": STATE_QUERY, "variables": '{"name": "\\ud800"}'}
+@pytest.mark.parametrize(
+    ("name", "value"), [("variables", '{"name": "\\ud800"}'), ("variables", f'{{"name": {HUGE_DIGITS}}}'),
+                        ("extensions", f'{{"a": {HUGE_DIGITS}}}')],
+)  # fmt: skip
+async def test_graphql_get_variables_are_read_the_same_way(client, name: str, value: str) -> None:
+    params = {"query": STATE_QUERY, name: value}
     response = await client.get("/graphql", params=params)
     assert response.status_code == 400
     assert response.json()["code"] == "BAD_INPUT"
@@ -243,6 +271,7 @@ IAC_DOCUMENTS = [
     ("lone surrogate", HEADER + '{"kind": "table", "ref": "t", "spec": {"name": "\\udc00"}}\n'),
     ("NaN", HEADER + '{"kind": "table", "ref": "t", "spec": {"name": "T", "settings": {"a": NaN}}}\n'),
     ("1e400", HEADER + '{"kind": "table", "ref": "t", "spec": {"name": "T", "settings": {"a": 1e400}}}\n'),
+    ("a 5,000-digit integer", HEADER + '{"kind": "table", "ref": "t", "spec": {"name": "T", "settings": {"a": ' + HUGE_DIGITS + "}}}\n"),
 ]  # fmt: skip
 
 
