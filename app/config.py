@@ -108,6 +108,13 @@ class Settings:
     health_port: int | None = None
     secret_key: str | None = None  # IaC's key for hashes of secrets; None: the database's
     prune_keep_last: int | None = None  # None: keep every version
+    # What one GraphQL operation may cost (app/api/cost.py): estimated nodes, and bytes of
+    # answer (estimated before, metered while it runs); and what a token may spend, in cost
+    # units (a node or a KiB), refilled over token_budget_seconds (0: no budget).
+    max_query_nodes: int = 25_000
+    max_answer_bytes: int = 16 * MIB
+    token_budget: int = 2_000_000
+    token_budget_seconds: float = 60.0
     # kept blast-radius walks (app/graph/edges.py): rows in all, and age
     blast_cache_rows: int = 5_000_000
     blast_cache_seconds: int = 3600
@@ -151,6 +158,12 @@ class Settings:
             else None,
             secret_key=env.get("INFRAGRAPH_SECRET_KEY") or None,
             prune_keep_last=_keep_last(env.get("INFRAGRAPH_PRUNE_KEEP_LAST", "")),
+            max_query_nodes=_positive(env, "INFRAGRAPH_MAX_QUERY_NODES", cls.max_query_nodes),
+            max_answer_bytes=_positive(env, "INFRAGRAPH_MAX_ANSWER_BYTES", cls.max_answer_bytes),
+            token_budget=int(env.get("INFRAGRAPH_TOKEN_BUDGET", cls.token_budget)),
+            token_budget_seconds=float(
+                env.get("INFRAGRAPH_TOKEN_BUDGET_SECONDS", cls.token_budget_seconds)
+            ),
             blast_cache_rows=int(env.get("INFRAGRAPH_BLAST_CACHE_ROWS", 5_000_000)),
             blast_cache_seconds=int(env.get("INFRAGRAPH_BLAST_CACHE_SECONDS", 3600)),
             encryption_key=_key(env, "INFRAGRAPH_ENCRYPTION_KEY"),

@@ -39,12 +39,16 @@ from graphql import (
     GraphQLScalarType,
     GraphQLString,
     Undefined,
+    get_named_type,
 )
 from graphql.execution.collect_fields import FieldDetailsList
 from graphql.pyutils import AwaitableOrValue, Path
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.field import StrawberryField
+
+from app.api import cost
+from app.errors import LimitExceeded
 
 _LEAVES = (GraphQLScalarType, GraphQLEnumType)
 _REFUSED: Any = object()  # a value the fast path does not take: graphql-core completes it
@@ -130,6 +134,44 @@ def _object_completion(
     return complete
 
 
+_NOT_CHARGED, _LEAF, _OBJECTS = 0, 1, 2
+_SIZED = ("JSON", "String")
+
+
+def _charged(type_: GraphQLOutputType) -> int:
+    """How the cost meter counts a field of `type_`: by size (JSON or String, or a list of
+    leaves), by length (a list of objects), or not at all."""
+    kind = type_.of_type if isinstance(type_, GraphQLNonNull) else type_
+    if isinstance(kind, GraphQLList):
+        item = get_named_type(kind)
+        return _LEAF if isinstance(item, _LEAVES) else _OBJECTS
+    return _LEAF if isinstance(kind, GraphQLScalarType) and kind.name in _SIZED else _NOT_CHARGED
+
+
+def _charged_fast(type_: GraphQLOutputType) -> bool:
+    """Whether the fast path counts a plain field of `type_`: JSON, or a list of leaves (a
+    plain String is an attribute whose size is bounded where it is stored)."""
+    kind = type_.of_type if isinstance(type_, GraphQLNonNull) else type_
+    return _charged(type_) == _LEAF and (isinstance(kind, GraphQLList) or kind.name == "JSON")
+
+
+def _metered(coordinate: str, complete: Complete) -> Complete:
+    """`complete`, counting what it completes on the operation's meter; over the limit,
+    the value is refused (graphql-core completes it again, and reports the limit)."""
+
+    def read(value: Any) -> Any:
+        completed = complete(value)
+        meter = cost.meter()
+        if meter is not None and completed is not _REFUSED:
+            try:
+                meter.charge(coordinate, completed)
+            except LimitExceeded:
+                return _REFUSED
+        return completed
+
+    return read
+
+
 def _constant(value: str) -> Complete:
     return lambda _: value
 
@@ -171,7 +213,10 @@ class PlainFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
         key = (parent_type.name, name)
         if key not in self._plain:
             found = parent_type.fields.get(name)  # None for __typename
-            self._plain[key] = _plain(found) if found and not self._wrapped else None
+            plain = _plain(found) if found and not self._wrapped else None
+            if plain is not None and found is not None and _charged_fast(found.type):
+                plain = (plain[0], _metered(f"{parent_type.name}.{name}", plain[1]))  # type: ignore[arg-type]
+            self._plain[key] = plain
         return self._plain[key]
 
     def _completion(
@@ -271,6 +316,30 @@ class PlainFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
         # below a non-null object propagate past it either way)
         return self.collect_and_execute_subfields(
             read, field_details_list, path, value, position_context
+        )
+
+    def complete_value(
+        self,
+        return_type: GraphQLOutputType,
+        field_details_list: FieldDetailsList,
+        info: GraphQLResolveInfo[Any],
+        path: Path,
+        result: Any,
+        position_context: Any,
+    ) -> AwaitableOrValue[Any]:
+        """As graphql-core completes it, once the cost meter counted it (app.api.cost):
+        JSON and String leaves by their size, a list of leaves whole (not again item by
+        item), a list of objects by its length. Within graphql-core's error handling: a
+        field over the limit is an error at its path."""
+        meter = cost.meter()
+        if meter is not None and result is not None:
+            charged = _charged(return_type)
+            if charged == _LEAF and not isinstance(path.key, int):
+                meter.charge(f"{info.parent_type.name}.{info.field_name}", result)
+            elif charged == _OBJECTS and isinstance(result, list | tuple):
+                meter.items(f"{info.parent_type.name}.{info.field_name}", len(result))
+        return super().complete_value(
+            return_type, field_details_list, info, path, result, position_context
         )
 
     def complete_iterable_value(

@@ -6,32 +6,27 @@ instantiated per request, as Strawberry wants. Every limit error carries the
 code LIMIT_EXCEEDED in its extensions, so errors are classified by what made
 them, not by their wording.
 
-The cost limit bounds the answer before anything runs: the estimated nodes
-of an operation are, summed over the lists it selects, the product of the
-list sizes along the path to each (a connection's `first`, its default when
-omitted, counted where its `edges` are selected; a list without paging
-counts UNPAGED_LIST_ESTIMATE).
+The cost limit (CostLimit, with app.api.cost and app.api.budget) bounds an
+answer's work and bytes before anything runs, meters its bytes while it runs,
+and charges a token's budget.
 """
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
 from graphql import (
     DocumentNode,
+    ExecutionResult,
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
     GraphQLError,
-    GraphQLList,
-    GraphQLNonNull,
     GraphQLSchema,
     GraphQLSyntaxError,
     InlineFragmentNode,
-    IntValueNode,
     OperationDefinitionNode,
     SelectionSetNode,
-    VariableNode,
-    get_named_type,
 )
 from graphql.language import Lexer, Source, TokenKind
 from graphql.validation import ASTValidationRule, NoSchemaIntrospectionCustomRule, ValidationContext
@@ -45,17 +40,20 @@ from strawberry.extensions import (
     ValidationCache,
 )
 
-from app.api.pagination import DEFAULT_FIRST
+from app.api import cost
+from app.api.budget import TokenBudgets
+from app.config import Settings
+from app.errors import LimitExceeded
 
 MAX_DEPTH = 20  # a resource's blast radius' resources' dependents: about 12
 MAX_ALIASES = 100
 MAX_TOKENS = 5_000  # GraphiQL's introspection query is about 300
 MAX_FIELDS = 5_000  # fields once fragments are expanded (the rules below expand them)
-# About 2.5 s of work on this project's machine (an answer costs ~0.1 ms a node, the
-# CPU of the one event loop): a default page (100) with two nested default pages,
-# or `resources(first: 1000)` with two nested lists of 12.
-MAX_NODES = 25_000
-UNPAGED_LIST_ESTIMATE = 10  # `tables`, `columns`: short lists without paging
+# The default of INFRAGRAPH_MAX_QUERY_NODES: about 2.5 s of work on this project's
+# machine (an answer costs ~0.1 ms a node, the CPU of the one event loop): a default
+# page (100) with two nested default pages, or `resources(first: 1000)` with two
+# nested lists of 12.
+MAX_NODES = Settings.max_query_nodes
 CACHE_SIZE = 256  # distinct documents kept parsed and validated
 LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
 
@@ -152,18 +150,9 @@ class Validated(ValidationCache):
             yield
             return
         schema = context.schema._schema
-        errors = self.cached_validate_document(schema, document, context.validation_rules)
-        if not errors:
-            nodes = estimated_nodes(schema, document, context.operation_name, context.variables)
-            if nodes > MAX_NODES:
-                errors = [
-                    limit_error(
-                        f"the query would answer an estimated {nodes} nodes; at most "
-                        f"{MAX_NODES} (ask for smaller pages: `first` multiplies along lists)",
-                        {"nodes": nodes, "max": MAX_NODES},
-                    )
-                ]
-        context.pre_execution_errors = errors
+        context.pre_execution_errors = self.cached_validate_document(
+            schema, document, context.validation_rules
+        )
         yield
 
 
@@ -206,64 +195,76 @@ def estimated_nodes(
     operation_name: str | None,
     variables: dict[str, Any] | None,
 ) -> int:
-    """The list items an operation of a valid document would answer, at most (see above)."""
-    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
-    operation = next(
-        (o for o in operations if operation_name in (None, o.name and o.name.value)), None
-    )
-    if operation is None:
-        return 0
-    fragments = {
-        d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
-    }
-    values = dict(variables or {})
-    for definition in operation.variable_definitions or ():
-        default = definition.default_value
-        if definition.variable.name.value not in values and isinstance(default, IntValueNode):
-            values[definition.variable.name.value] = int(default.value)
-    root = schema.get_root_type(operation.operation)
-    assert root is not None
+    """The nodes an operation of a valid document would answer, every field at its default
+    (app.api.cost)."""
+    return cost.estimate(schema, document, operation_name, variables).nodes
 
-    def first(field: FieldNode) -> int:
-        argument = next((a for a in field.arguments or () if a.name.value == "first"), None)
-        value: Any = DEFAULT_FIRST
-        if argument is not None and isinstance(argument.value, IntValueNode):
-            value = int(argument.value.value)
-        elif argument is not None and isinstance(argument.value, VariableNode):
-            value = values.get(argument.value.name.value, DEFAULT_FIRST)
-        return value if isinstance(value, int) and value > 0 else DEFAULT_FIRST
 
-    def count(selections: SelectionSetNode | None, parent: Any, many: int) -> int:
-        """Items of the lists selected under `selections`, `many` times over."""
-        total = 0
-        for selection in selections.selections if selections else ():
-            if isinstance(selection, FieldNode):
-                if selection.selection_set is None or selection.name.value.startswith("__"):
-                    continue  # a scalar, or introspection
-                definition = parent.fields[selection.name.value]
-                kind = definition.type
-                kind = kind.of_type if isinstance(kind, GraphQLNonNull) else kind
-                items = many
-                if "first" in definition.args:  # a connection: its edges are `first` items
-                    items = many * first(selection)
-                elif isinstance(kind, GraphQLList):
-                    # a connection's edges were counted by `first`, on the connection
-                    paged = parent.name.endswith("Connection")
-                    items = many if paged else many * UNPAGED_LIST_ESTIMATE
-                    total += items
-                child = get_named_type(kind)
-                total += count(selection.selection_set, child, items)
-            elif isinstance(selection, InlineFragmentNode):
-                condition = selection.type_condition
-                child = schema.get_type(condition.name.value) if condition else parent
-                total += count(selection.selection_set, child, many)
-            elif isinstance(selection, FragmentSpreadNode):
-                fragment = fragments[selection.name.value]
-                child = schema.get_type(fragment.type_condition.name.value)
-                total += count(fragment.selection_set, child, many)
-        return total
+def _budgets(context: Any, settings: Settings) -> TokenBudgets | None:
+    """The server's token budgets (kept on its app state, made on first use)."""
+    request = getattr(context, "request", None)
+    if request is None:
+        return None
+    state = request.app.state
+    found: TokenBudgets | None = getattr(state, "token_budgets", None)
+    if found is None:
+        found = TokenBudgets(settings.token_budget, settings.token_budget_seconds)
+        state.token_budgets = found
+    return found
 
-    return count(operation.selection_set, root, 1)
+
+def _over(estimate: cost.Estimate, settings: Settings) -> GraphQLError | None:
+    if estimate.nodes > settings.max_query_nodes:
+        return limit_error(
+            f"the query would answer an estimated {estimate.nodes} nodes; at most "
+            f"{settings.max_query_nodes} (ask for smaller pages: `first` multiplies along "
+            "lists; walks, diffs and exports count as many nodes each)",
+            {"nodes": estimate.nodes, "max": settings.max_query_nodes},
+        )
+    if estimate.bytes > settings.max_answer_bytes:
+        return limit_error(
+            f"the answer would hold an estimated {estimate.bytes} bytes; at most "
+            f"{settings.max_answer_bytes} (select fewer JSON fields, or smaller pages)",
+            {"bytes": estimate.bytes, "max": settings.max_answer_bytes},
+        )
+    return None
+
+
+class CostLimit(SchemaExtension):
+    """The cost limit (app.api.cost): an operation estimated over the request's limits or
+    the token's budget (app.api.budget) is refused before it runs; one that runs is
+    metered, and one the meter stopped answers a single LIMIT_EXCEEDED error with the
+    figure. What it cost is then taken out of the token's budget."""
+
+    def on_execute(self) -> Iterator[None]:
+        context = self.execution_context
+        document = context.graphql_document
+        assert document is not None
+        settings: Settings = getattr(context.context, "settings", None) or Settings()
+        who: str | None = getattr(getattr(context.context, "principal", None), "name", None)
+        budgets = _budgets(context.context, settings) if who is not None else None
+        estimate = cost.estimate(
+            context.schema._schema, document, context.operation_name, context.variables, cost.KEPT
+        )
+        refusal = _over(estimate, settings)
+        if refusal is None and budgets is not None and who is not None:
+            try:
+                budgets.check(who, estimate.units)
+            except LimitExceeded as exc:
+                refusal = limit_error(exc.message, exc.detail)
+        if refusal is not None:
+            context.result = ExecutionResult(data=None, errors=[refusal])
+            yield
+            return
+        with cost.metered(settings.max_answer_bytes) as meter:
+            yield
+        result = context.result
+        if meter.over and isinstance(result, ExecutionResult):
+            over = meter.refusal()
+            result.data = None
+            result.errors = [limit_error(over.message, over.detail)]
+        if budgets is not None and who is not None:
+            budgets.charge(who, estimate.nodes + math.ceil(meter.used / 1024))
 
 
 class PrivateSchema(SchemaExtension):
@@ -285,4 +286,5 @@ EXTENSIONS: list[type[SchemaExtension]] = [
     PrivateSchema,
     Parsed,
     Validated,
+    CostLimit,
 ]
