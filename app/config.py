@@ -115,6 +115,8 @@ class Settings:
     max_answer_bytes: int = 16 * MIB
     token_budget: int = 2_000_000
     token_budget_seconds: float = 60.0
+    # connections of the pool one GraphQL request holds at once (app/api/rationed.py)
+    request_connections: int = 2
     # kept blast-radius walks (app/graph/edges.py): rows in all, and age
     blast_cache_rows: int = 5_000_000
     blast_cache_seconds: int = 3600
@@ -163,6 +165,9 @@ class Settings:
             token_budget=int(env.get("INFRAGRAPH_TOKEN_BUDGET", cls.token_budget)),
             token_budget_seconds=float(
                 env.get("INFRAGRAPH_TOKEN_BUDGET_SECONDS", cls.token_budget_seconds)
+            ),
+            request_connections=_positive(
+                env, "INFRAGRAPH_REQUEST_CONNECTIONS", cls.request_connections
             ),
             blast_cache_rows=int(env.get("INFRAGRAPH_BLAST_CACHE_ROWS", 5_000_000)),
             blast_cache_seconds=int(env.get("INFRAGRAPH_BLAST_CACHE_SECONDS", 3600)),

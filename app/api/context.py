@@ -14,6 +14,7 @@ from app import db
 from app.access import Principal
 from app.api.catalog.loaders import CatalogLoaders
 from app.api.graph.loaders import GraphLoaders
+from app.api.rationed import share
 from app.auth import TokenCache, principal
 from app.config import Settings
 from app.graph.notify import EventFeed
@@ -26,7 +27,7 @@ T = TypeVar("T")
 class Context:
     request: HTTPConnection  # a Request, or the WebSocket of a subscription
     response: Response | WebSocket
-    pool: asyncpg.Pool
+    pool: asyncpg.Pool  # the request's share of the server's (app.api.rationed)
     settings: Settings
     principal: Principal  # who is asking, as the auth middleware found them (app.access)
     graph: GraphLoaders
@@ -66,8 +67,8 @@ Info = strawberry.Info[Context, None]
 
 
 def make_context(request: HTTPConnection, response: Response | WebSocket) -> Context:
-    pool: asyncpg.Pool = request.app.state.pool
     settings: Settings = request.app.state.settings
+    pool = share(request.app.state.pool, settings.request_connections)
     caller = principal(request)
     return Context(
         request=request,

@@ -31,6 +31,7 @@ from graphql import (
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
+    GraphQLError,
     GraphQLField,
     GraphQLList,
     GraphQLNonNull,
@@ -233,14 +234,27 @@ class Meter:
     # per field: [bytes, answers] and [items, lists] measured, for the kept means
     _measured: dict[str, list[int]] = field(default_factory=dict)
     _lengths: dict[str, list[int]] = field(default_factory=dict)
+    _stopped: GraphQLError | None = None
 
-    def _refuse(self) -> LimitExceeded:
-        self.over = True
+    def refusal(self) -> LimitExceeded:
+        """The limit's error, with the figure."""
         return LimitExceeded(
             f"the answer is over {self.limit} bytes (its limit) with {self.used} bytes "
             "counted; select fewer or smaller fields",
             {"bytes": self.used, "max": self.limit},
         )
+
+    def _refuse(self) -> GraphQLError:
+        """The error every field met after the limit gets: one object, raised again and
+        again without a traceback, and with a path, so that graphql-core keeps it as it
+        is (tens of thousands of fields may meet it: each its own error, with its frames,
+        took more memory than the answer the limit saved)."""
+        self.over = True
+        if self._stopped is None:
+            refusal = self.refusal()
+            # (the path: any, not empty; the answer is replaced by one error in the end)
+            self._stopped = GraphQLError(refusal.message, path=["-"], original_error=refusal)
+        return self._stopped.with_traceback(None)
 
     def charge(self, coordinate: str, value: Any) -> None:
         """Count a leaf (JSON, a String, a list of them) of the field `coordinate`."""
@@ -279,9 +293,6 @@ class Meter:
         for measured, means in ((self._measured, kept.bytes), (self._lengths, kept.lengths)):
             for coordinate, (total, count) in measured.items():
                 KeptSizes._add(means, coordinate, total / count)
-
-    def refusal(self) -> LimitExceeded:
-        return self._refuse()
 
 
 def _measure(measured: dict[str, list[int]], coordinate: str, value: int) -> None:

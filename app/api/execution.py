@@ -28,6 +28,7 @@ from typing import Any
 from graphql import (
     GraphQLBoolean,
     GraphQLEnumType,
+    GraphQLError,
     GraphQLField,
     GraphQLID,
     GraphQLInt,
@@ -48,7 +49,6 @@ from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.field import StrawberryField
 
 from app.api import cost
-from app.errors import LimitExceeded
 
 _LEAVES = (GraphQLScalarType, GraphQLEnumType)
 _REFUSED: Any = object()  # a value the fast path does not take: graphql-core completes it
@@ -165,7 +165,7 @@ def _metered(coordinate: str, complete: Complete) -> Complete:
         if meter is not None and completed is not _REFUSED:
             try:
                 meter.charge(coordinate, completed)
-            except LimitExceeded:
+            except GraphQLError:
                 return _REFUSED
         return completed
 
