@@ -110,7 +110,8 @@ async def _attack(server: LiveServer, client: httpx.AsyncClient, query: str) -> 
 
 
 def aliases(count: int, field: str) -> str:
-    return "{ " + " ".join(f"a{i}: {field.replace('$i', str(i))}" for i in range(count)) + " }"
+    """`count` aliases of `field`, $i in it the alias' number from 1."""
+    return "{ " + " ".join(f"a{i}: {field.replace('$i', str(i + 1))}" for i in range(count)) + " }"
 
 
 LOCKS = aliases(100, "states(first: 200) { edges { node { lock { info } } } }")
