@@ -34,6 +34,7 @@ from app.jsonutil import dumps, loads
 from app.tfstate import INSTANCE_COLUMNS, NormalizedState, parse_state
 from app.tfstate.address import instance_address
 from app.tfstate.digest import instance_digest
+from bench.cost import cost_model_case
 from bench.generate import generate_state
 from bench.generate_iac import RESOURCES_PER_TABLE, generate_document
 from bench.harness import Result, alternate
@@ -1305,6 +1306,7 @@ HISTORY_GROUP = (change_case, storage_case, diff_case, history_case)
 POLICY_GROUP = (policy_write_case, policy_new_case)
 DASHBOARD_GROUP = (dashboard_overview_case, dashboard_resource_case)
 ACROSS_GROUP = (cross_blast_radius_case,)
+COST_GROUP = (cost_model_case,)
 GROUPS = {
     "import": IMPORT_GROUP,
     "big": BIG_GROUP,
@@ -1314,4 +1316,5 @@ GROUPS = {
     "policies": POLICY_GROUP,
     "dashboard": DASHBOARD_GROUP,
     "across": ACROSS_GROUP,
+    "cost": COST_GROUP,
 }

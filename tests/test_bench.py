@@ -32,6 +32,7 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
         "dashboard overview",
         "dashboard resource",
         "cross-state blast radius",
+        "cost model",
     }
     for result in results:
         assert result.candidate_s > 0

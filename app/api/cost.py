@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from graphql import (
     DocumentNode,
     FieldNode,
@@ -95,6 +96,41 @@ def _default_bytes(type_name: str, definition: GraphQLField) -> int:
 
 
 @dataclass(frozen=True)
+class _Field:
+    """What the estimate reads of a field of the schema, found once."""
+
+    coordinate: str  # "Type.field"
+    child: Any  # its named type
+    is_list: bool
+    paged: bool  # a connection: it has `first`
+    in_connection: bool  # a connection's own list (its edges)
+    default_bytes: int  # sized by the estimate (JSON, a resolved String): until measured
+    heavy: int  # nodes of work besides its items
+
+
+_FIELDS: dict[tuple[Any, str], _Field] = {}
+
+
+def _field(parent: Any, name: str) -> _Field:
+    found = _FIELDS.get((parent, name))
+    if found is None:
+        definition = parent.fields[name]
+        kind = definition.type
+        kind = kind.of_type if isinstance(kind, GraphQLNonNull) else kind
+        child = get_named_type(kind)
+        found = _FIELDS[(parent, name)] = _Field(
+            f"{parent.name}.{name}",
+            child,
+            isinstance(kind, GraphQLList),
+            "first" in definition.args,
+            parent.name.endswith("Connection"),
+            _default_bytes(child.name, definition),
+            _HEAVY.get(name, 0),
+        )
+    return found
+
+
+@dataclass(frozen=True)
 class Estimate:
     nodes: int
     bytes: int
@@ -159,36 +195,27 @@ def estimate(
                 name = selection.name.value
                 if name.startswith("__"):
                     continue  # introspection
-                definition = parent.fields[name]
-                coordinate = f"{parent.name}.{name}"
-                kind = definition.type
-                kind = kind.of_type if isinstance(kind, GraphQLNonNull) else kind
-                child = get_named_type(kind)
-                nodes += many * _HEAVY.get(name, 0)
+                field = _field(parent, name)
+                nodes += many * field.heavy
                 if name == "blastRadius":
                     cross = argument(selection, "crossStates") is True
                     nodes += (
                         CROSS_WALK_NODES + many * CROSS_ROOT_NODES if cross else many * WALK_NODES
                     )
                 if selection.selection_set is None:
-                    if child.name == "JSON" or (
-                        child.name == "String"
-                        and not getattr(definition.resolve, "_is_default", False)
-                    ):
-                        default = JSON_BYTES if child.name == "JSON" else TEXT_BYTES
-                        per_item = sizes.get(coordinate, default)
-                        if isinstance(kind, GraphQLList):
-                            per_item *= lengths.get(coordinate, UNPAGED_LIST_ESTIMATE)
+                    if field.default_bytes:
+                        per_item = sizes.get(field.coordinate, field.default_bytes)
+                        if field.is_list:
+                            per_item *= lengths.get(field.coordinate, UNPAGED_LIST_ESTIMATE)
                         size += math.ceil(many * per_item)
                     continue
-                items = many
-                if "first" in definition.args:  # a connection: its edges are `first` items
+                items, child = many, field.child
+                if field.paged:  # a connection: its edges are `first` items
                     items = many * first(selection)
-                elif isinstance(kind, GraphQLList):
+                elif field.is_list:
                     # a connection's edges were counted by `first`, on the connection
-                    paged = parent.name.endswith("Connection")
-                    length = lengths.get(coordinate, UNPAGED_LIST_ESTIMATE)
-                    items = many if paged else math.ceil(many * max(length, 1))
+                    length = lengths.get(field.coordinate, UNPAGED_LIST_ESTIMATE)
+                    items = many if field.in_connection else math.ceil(many * max(length, 1))
                     nodes += items
                 below = count(selection.selection_set, child, items)
                 nodes, size = nodes + below[0], size + below[1]
@@ -209,16 +236,24 @@ def estimate(
     return Estimate(nodes, size)
 
 
+def _encoded_size(value: Any) -> int:
+    try:
+        return len(orjson.dumps(value))
+    except TypeError:  # an integer past 64 bits
+        return len(jsonutil.dumps(value))
+
+
 def _size(value: Any) -> int:
     """A completed leaf's bytes in the answer, about (strings by their length)."""
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str:
         return len(value) + 2
-    if isinstance(value, dict):
-        return len(jsonutil.dumps(value))
-    if isinstance(value, list | tuple):
+    if kind is list or kind is tuple:
         if all(type(item) is str for item in value):
             return sum(map(len, value)) + 3 * len(value) + 2
-        return len(jsonutil.dumps(value))
+        return _encoded_size(value)
+    if kind is dict:
+        return _encoded_size(value)
     return 8
 
 
@@ -260,20 +295,21 @@ class Meter:
         """Count a leaf (JSON, a String, a list of them) of the field `coordinate`."""
         if self.over:
             raise self._refuse()
-        if value is None:
-            return
-        if isinstance(value, dict | list | tuple) and value:
+        kind = type(value)
+        if kind is dict or kind is list or kind is tuple:
             seen = self._seen.get(id(value))
             if seen is None:
-                seen = (value, _size(value))
-                self._seen[id(value)] = seen
+                seen = self._seen[id(value)] = (value, _size(value))
             size = seen[1]
+            if kind is not dict:
+                _measure(self._lengths, coordinate, len(value))
+                size //= len(value) or 1
+            self.used += seen[1]
+        elif value is None:
+            return
         else:
             size = _size(value)
-        self.used += size
-        if isinstance(value, list | tuple):
-            _measure(self._lengths, coordinate, len(value))
-            size = size // max(len(value), 1)
+            self.used += size
         _measure(self._measured, coordinate, size)
         if self.used > self.limit:
             raise self._refuse()

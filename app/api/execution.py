@@ -138,9 +138,19 @@ _NOT_CHARGED, _LEAF, _OBJECTS = 0, 1, 2
 _SIZED = ("JSON", "String")
 
 
+_CHARGED: dict[GraphQLOutputType, int] = {}
+
+
 def _charged(type_: GraphQLOutputType) -> int:
     """How the cost meter counts a field of `type_`: by size (JSON or String, or a list of
     leaves), by length (a list of objects), or not at all."""
+    found = _CHARGED.get(type_)
+    if found is None:
+        found = _CHARGED[type_] = _charging(type_)
+    return found
+
+
+def _charging(type_: GraphQLOutputType) -> int:
     kind = type_.of_type if isinstance(type_, GraphQLNonNull) else type_
     if isinstance(kind, GraphQLList):
         item = get_named_type(kind)
