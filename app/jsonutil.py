@@ -237,6 +237,8 @@ def read(data: bytes | str) -> Any:
         raise JsonInputError(f"nested deeper than {MAX_DEPTH} levels") from None
     except json.JSONDecodeError as exc:
         raise JsonInputError(f"not valid JSON: {exc}") from None
+    except JsonInputError:
+        raise
     except ValueError:  # int()'s digit limit: the only other error the parser raises
         raise too_many_digits() from None
     _check(value)

@@ -40,6 +40,7 @@ from strawberry.extensions import (
     ValidationCache,
 )
 
+from app.access import ANONYMOUS
 from app.api import cost
 from app.api.budget import TokenBudgets
 from app.config import Settings
@@ -241,7 +242,9 @@ class CostLimit(SchemaExtension):
         document = context.graphql_document
         assert document is not None
         settings: Settings = getattr(context.context, "settings", None) or Settings()
-        who: str | None = getattr(getattr(context.context, "principal", None), "name", None)
+        # a token's name; none on a server without tokens (everyone is one caller there)
+        principal = getattr(context.context, "principal", None)
+        who: str | None = None if principal in (None, ANONYMOUS) else principal.name
         budgets = _budgets(context.context, settings) if who is not None else None
         estimate = cost.estimate(
             context.schema._schema, document, context.operation_name, context.variables, cost.KEPT
