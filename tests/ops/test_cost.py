@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from tests.backend.helpers import lock_info
+from tests.conftest import throwaway_database
 from tests.graph.states import resource, state
 from tests.live_server import LiveServer, live_server
 
@@ -41,8 +42,16 @@ def reset_peak(pid: int) -> int:
 
 
 @pytest.fixture(scope="module")
-def server(database_url: str) -> Iterator[LiveServer]:
-    with live_server(database_url, {"INFRAGRAPH_API_TOKENS": f"admin:{ADMIN}"}) as running:
+async def own_database(admin_url: str) -> AsyncIterator[str]:
+    """A database of the module's own: the read tokens it makes would close every server
+    of the session's database that runs without tokens."""
+    async with throwaway_database(admin_url) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def server(own_database: str) -> Iterator[LiveServer]:
+    with live_server(own_database, {"INFRAGRAPH_API_TOKENS": f"admin:{ADMIN}"}) as running:
         yield running
         assert not running.server_errors(), running.log()
 

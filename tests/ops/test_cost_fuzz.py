@@ -17,10 +17,11 @@ from hypothesis import HealthCheck, settings
 from tests.backend.helpers import lock_info
 from tests.graph.states import resource, state
 from tests.live_server import ROOT, LiveServer, live_server
-from tests.ops.test_cost import ADMIN, MIB, peak_rss
+from tests.ops.test_cost import ADMIN, MIB, own_database, peak_rss
 from tests.ops.test_schemathesis import CODES
 
 pytestmark = pytest.mark.slow
+__all__ = ["own_database"]  # a fixture of this module too
 
 MAX_RSS = 512 * MIB
 STATEMENT_TIMEOUT_S = 10
@@ -59,12 +60,12 @@ async def _seed(server: LiveServer) -> str:
 
 
 @pytest.fixture(scope="module")
-def server(database_url: str) -> Iterator[LiveServer]:
+def server(own_database: str) -> Iterator[LiveServer]:
     env = {
         "INFRAGRAPH_API_TOKENS": f"admin:{ADMIN}",
         "INFRAGRAPH_STATEMENT_TIMEOUT_MS": str(STATEMENT_TIMEOUT_S * 1000),
     }
-    with live_server(database_url, env) as running:
+    with live_server(own_database, env) as running:
         yield running
         assert not running.server_errors(), running.log()
 
