@@ -1,11 +1,32 @@
-"""The append-only audit trail."""
+"""The append-only audit trail.
+
+Events of API tokens (made, revoked, expired: app/tokens.py) are no state's: their state
+name is TOKEN_EVENTS (empty, which no state is called), and only a caller that may
+manage tokens (`tokens=True`: an admin) reads them.
+"""
 
 from typing import Any
 from uuid import UUID
 
 import asyncpg
 
+from app.access import Principal, Role
 from app.paging import ALL, Keyset, Page, paged_sql, pages_by_owner
+
+TOKEN_EVENTS = ""  # the state name of a token's events
+
+
+def may_read_event(principal: Principal, state_name: str) -> bool:
+    """Whether `principal` reads an event of `state_name` (list_events' filter, in Python)."""
+    if state_name == TOKEN_EVENTS:
+        return principal.has(Role.ADMIN)
+    return principal.may_read(state_name)
+
+
+def token_events_sql(tokens: str) -> str:
+    """SQL: event `e` may be read, as far as token events go (`tokens`: a boolean SQL
+    expression, whether the caller reads them)."""
+    return f"(e.state_name <> '' OR {tokens})"
 
 
 async def append_event(
@@ -44,11 +65,12 @@ async def list_events(
     after: tuple[int, UUID] | None = None,
     count: bool = True,
     readable: list[str] | None = None,
+    tokens: bool = False,
 ) -> dict[Any, Page[asyncpg.Record]]:
     """Events newest first: per state name (events outlive their state), or all (owner
     ALL: the newest by one index range, migration 0017; `count=False` leaves the
     total uncounted, None, a pass over every event saved); of the states `readable`
-    lets a caller see (app.access)."""
+    lets a caller see (app.access), token events only with `tokens`."""
     owner, where, single = (
         ("e.state_name", "e.state_name = ANY($1::text[])", None)
         if state_names
@@ -56,7 +78,8 @@ async def list_events(
     )
     sql = paged_sql(
         f"""SELECT {owner} AS owner, e.id, e.created_at FROM events e
-            WHERE {where} AND may_read(e.state_name, $5::text[])""",
+            WHERE {where} AND may_read(e.state_name, $5::text[])
+              AND {token_events_sql("$6::boolean")}""",
         order="created_at DESC, id DESC",
         after="""($2::bigint IS NULL OR (created_at, id) <
                   ('epoch'::timestamptz + $2 * interval '1 microsecond', $3::uuid))""",
@@ -67,7 +90,7 @@ async def list_events(
         count=count,
     )
     after_us, after_id = after or (None, None)
-    records = await conn.fetch(sql, state_names, after_us, after_id, first + 1, readable)
+    records = await conn.fetch(sql, state_names, after_us, after_id, first + 1, readable, tokens)
     return pages_by_owner(records, first, EVENT_KEY)
 
 
