@@ -2,7 +2,8 @@
 
 Events of API tokens (made, revoked, expired: app/tokens.py) are no state's: their state
 name is TOKEN_EVENTS (empty, which no state is called), and only a caller that may
-manage tokens (`tokens=True`: an admin) reads them.
+manage tokens (`tokens=True`: an admin) reads them. A `consumer-stale` event is read
+only by a caller that may read its producer too.
 """
 
 from typing import Any
@@ -11,22 +12,31 @@ from uuid import UUID
 import asyncpg
 
 from app.access import Principal, Role
+from app.db import Row
 from app.paging import ALL, Keyset, Page, paged_sql, pages_by_owner
 
 TOKEN_EVENTS = ""  # the state name of a token's events
+STALE = "consumer-stale"  # app/graph/links.py: its detail names the producer
 
 
-def may_read_event(principal: Principal, state_name: str) -> bool:
-    """Whether `principal` reads an event of `state_name` (list_events' filter, in Python)."""
+def may_read_event(principal: Principal, row: Row) -> bool:
+    """Whether `principal` reads event `row` (list_events' filter, in Python): one of a
+    state it may read, and, for a `consumer-stale`, whose producer it may read too (a
+    hidden producer is a missing one, which makes no such event); a token event only
+    when it manages tokens."""
+    state_name: str = row["state_name"]
     if state_name == TOKEN_EVENTS:
         return principal.has(Role.ADMIN)
+    if row.get("action") == STALE and not principal.may_read(str(row["detail"]["producer"])):
+        return False
     return principal.may_read(state_name)
 
 
-def token_events_sql(tokens: str) -> str:
-    """SQL: event `e` may be read, as far as token events go (`tokens`: a boolean SQL
-    expression, whether the caller reads them)."""
-    return f"(e.state_name <> '' OR {tokens})"
+def readable_sql(patterns: str, tokens: str) -> str:
+    """SQL: event `e` may be read (may_read_event); `patterns` and `tokens` are SQL
+    expressions, the caller's patterns (text[]) and whether it reads token events."""
+    return f"""(may_read(e.state_name, {patterns}) AND (e.state_name <> '' OR {tokens})
+        AND (e.action <> '{STALE}' OR may_read(e.detail->>'producer', {patterns})))"""
 
 
 async def append_event(
@@ -78,8 +88,7 @@ async def list_events(
     )
     sql = paged_sql(
         f"""SELECT {owner} AS owner, e.id, e.created_at FROM events e
-            WHERE {where} AND may_read(e.state_name, $5::text[])
-              AND {token_events_sql("$6::boolean")}""",
+            WHERE {where} AND {readable_sql("$5::text[]", "$6::boolean")}""",
         order="created_at DESC, id DESC",
         after="""($2::bigint IS NULL OR (created_at, id) <
                   ('epoch'::timestamptz + $2 * interval '1 microsecond', $3::uuid))""",

@@ -19,8 +19,7 @@ def visible(context: Context, state: str | None) -> Callable[[Row], bool]:
     who manage tokens, as Query.events."""
     principal = context.principal
     return lambda row: (
-        (state is None or row["state_name"] == state)
-        and may_read_event(principal, row["state_name"])
+        (state is None or row["state_name"] == state) and may_read_event(principal, row)
     )
 
 

@@ -91,10 +91,7 @@ async def load_nodes(
     rows never have the empty name of token events: one check serves every type)."""
     rows = await loader.load_many([parse(i) for i in node_ids])
     principal = info.context.principal
-    return [
-        build(row) if row and events.may_read_event(principal, row["state_name"]) else None
-        for row in rows
-    ]
+    return [build(row) if row and events.may_read_event(principal, row) else None for row in rows]
 
 
 @strawberry.input(description="Resources matching all the given fields.")
