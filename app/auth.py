@@ -1,20 +1,25 @@
 """Who is calling: a token of INFRAGRAPH_API_TOKENS ("name:token,...": admins, the
 bootstrap) or of the database (app/tokens.py: a role and what it touches).
 
-When any token exists (in the environment, or live in the database), every HTTP and
-WebSocket request but health (/livez, /readyz, /healthz) must carry one, as Basic auth
-(user = the token's name, password = the token: what Terraform's `http` backend
-sends) or as `Authorization: Bearer <token>`; anything else, and an expired or revoked
-token, gets 401. A websocket without the header (browsers cannot set one) passes as
+The server is open (every caller is ANONYMOUS, an admin) only on its first run: while
+no bootstrap token is configured and no token has ever existed in the database
+(migration 0019's access_closed, which the first token of either kind writes). From
+then on it fails closed: every HTTP and WebSocket request but health (/livez, /readyz,
+/healthz) must carry a live token, as Basic auth (user = the token's name, password =
+the token: what Terraform's `http` backend sends) or as `Authorization: Bearer
+<token>`; anything else, and an expired or revoked token, gets 401, even once every
+token is revoked or expired (then only a bootstrap token, set and the server restarted,
+gets in). A websocket without the header (browsers cannot set one) passes as
 UNVERIFIED, which touches nothing: its connection_init payload carries the token,
 which app.api.app identifies the same way. The caller lands on
-`request.state.principal` (app.access: ANONYMOUS, an admin, on an open server) and its
-name on `request.state.actor`, which every event records.
+`request.state.principal` (app.access) and its name on `request.state.actor`, which
+every event records.
 
 A database token is looked up by its hash once per TOKEN_CACHE_SECONDS per process,
 not per request (the lookup also brings last_used_at up to date, at most once a
-minute). Revoking a token through a server drops that server's cache at once; another
-server stops accepting it within TOKEN_CACHE_SECONDS. Expiry is checked on every
+minute). Revoking a token through a server drops that server's cache at once; the
+others drop theirs when the revocation's event reaches them (app.token_watch), or
+within TOKEN_CACHE_SECONDS if their event feed is down. Expiry is checked on every
 request.
 """
 
@@ -91,7 +96,7 @@ _MAX_CACHED = 10_000  # tokens; past it the cache starts over
 
 
 class TokenCache:
-    """Database tokens by hash, each for `ttl` seconds, and whether any token is live.
+    """Database tokens by hash, each for `ttl` seconds, and whether the server is closed.
 
     It holds the pool it was made with (the app's), so its statements are not the
     request's (tests/api/test_sql_count.py counts those)."""
@@ -103,7 +108,7 @@ class TokenCache:
         self.closed: tuple[float, bool] | None = None
 
     def forget(self) -> None:
-        """After a token is made or revoked here: every server but this one waits `ttl`."""
+        """After a token is made or revoked (here, or heard of from the event feed)."""
         self.found.clear()
         self.closed = None
 
@@ -121,12 +126,13 @@ class TokenCache:
             self.found[key] = (now, found)
         return found
 
-    async def any_live(self) -> bool:
+    async def is_closed(self) -> bool:
+        """Whether a token has ever existed (app.tokens.access_closed)."""
         now = time.monotonic()
         if self.closed is None or now - self.closed[0] >= self.ttl:
             try:
                 async with db.connection(self.pool) as conn:
-                    self.closed = (now, await tokens.any_live_token(conn))
+                    self.closed = (now, await tokens.access_closed(conn))
             except db.ERROR_TYPES:
                 if self.closed is None:
                     raise
@@ -144,8 +150,8 @@ async def identify(
     env_tokens: Mapping[str, str], cache: TokenCache, authorization: str | None
 ) -> Principal:
     """Who the Authorization header says is calling; Unauthenticated when nobody may."""
-    if not env_tokens and not await cache.any_live():
-        return ANONYMOUS  # an open server
+    if not env_tokens and not await cache.is_closed():
+        return ANONYMOUS  # an open server: its first run
     if (name := authenticate(env_tokens, authorization)) is not None:
         return bootstrap(name)
     credentials = _credentials(authorization)
@@ -163,7 +169,7 @@ async def identify(
 
 
 class AuthMiddleware:
-    """Pure ASGI (streams pass through untouched); open while no token exists."""
+    """Pure ASGI (streams pass through untouched); open only until a token exists."""
 
     def __init__(self, app: ASGIApp, tokens: Mapping[str, str]) -> None:
         self.app = app

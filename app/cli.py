@@ -546,7 +546,11 @@ def _reach(each: dict[str, Any]) -> str:
 @click.option("--role", type=click.Choice(["read", "write", "admin"]), required=True)
 @click.option("--states", multiple=True, help="A state-name glob it touches (repeatable).")
 @click.option("--scopes", multiple=True, help="An IaC scope slug it touches (repeatable).")
-@click.option("--expires", type=click.FloatRange(min=0, min_open=True), help="Days it holds.")
+@click.option(
+    "--expires",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Days it holds, fractions kept (0.5: 12 hours).",
+)
 def token_create(
     name: str, role: str, states: tuple[str, ...], scopes: tuple[str, ...], expires: float | None
 ) -> None:

@@ -1,5 +1,5 @@
-"""The Starlette application: routes, middleware (request ids and metrics, CORS,
-auth), exception handlers, health, metrics, lifespan (pools, the event feed).
+"""The Starlette application: routes, middleware (framing headers, request ids and
+metrics, CORS, auth), exception handlers, health, metrics, lifespan (pools, the event feed).
 
 Errors are answered here once, by type: an `AppError` with its status and
 code; a database failure (app.db.expected) as 503 UNAVAILABLE, 413 or 400; a
@@ -19,6 +19,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+import asyncpg
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -26,7 +27,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from app import crypto, db
+from app import crypto, db, tokens
 from app.api.app import graphql_routes
 from app.api.iac.routes import routes as iac_routes
 from app.auth import AuthMiddleware, TokenCache
@@ -35,9 +36,11 @@ from app.backend.routes import routes as backend_routes
 from app.config import Settings
 from app.dashboard.routes import routes as dashboard_routes
 from app.errors import AppError
+from app.framing import FramingHeaders
 from app.graph.notify import EventFeed
 from app.http import error_response, json_response
 from app.observe import UNAVAILABLE, RequestMiddleware, collect_when_idle, metrics_text
+from app.token_watch import TokenWatch
 
 log = logging.getLogger("infragraph")
 
@@ -128,6 +131,25 @@ def _cors(origins: tuple[str, ...]) -> list[Middleware]:
     ]
 
 
+async def _say_access(conn: asyncpg.Connection, settings: Settings) -> None:
+    """Close the server for good when it has bootstrap tokens, and say at start-up
+    whether it is open (its first run), or closed with no way left to make a token."""
+    if settings.api_tokens:
+        await tokens.close_access(conn, "bootstrap tokens (INFRAGRAPH_API_TOKENS)")
+        return
+    if not await tokens.access_closed(conn):
+        log.warning(
+            "first run: no token has ever existed here (INFRAGRAPH_API_TOKENS is unset and "
+            "the database has had none), so the server is open: anyone can read and write "
+            "until the first token is made, and then never again"
+        )
+    elif not await tokens.any_live_admin(conn):
+        log.warning(
+            "the server is closed and no admin token is live (all revoked or expired): "
+            "nobody can make a token; set INFRAGRAPH_API_TOKENS (name:token) and restart"
+        )
+
+
 def create_app(settings: Settings | None = None, *, database_url: str | None = None) -> Starlette:
     """The app; `database_url` overrides the settings (the embedded server's URL)."""
     settings = settings or Settings.from_env()
@@ -149,20 +171,23 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
                 "INFRAGRAPH_ENCRYPTION_KEY is unset: state is stored in clear (raw state bytes "
                 "and the values Terraform marks sensitive, readable in any database dump)"
             )
-        app.state.token_cache = TokenCache(pool, settings.token_cache_seconds)
-        if not settings.api_tokens and not await app.state.token_cache.any_live():
-            log.warning(
-                "INFRAGRAPH_API_TOKENS is unset and the database holds no token: the server "
-                "is open, anyone can read and write"
-            )
+        async with db.connection(pool) as conn:
+            await _say_access(conn, settings)
+        app.state.token_cache = cache = TokenCache(pool, settings.token_cache_seconds)
+        app.state.token_watch = watch = TokenWatch(pool, cache)
         app.state.pool = pool
         collector = asyncio.create_task(collect_when_idle())
+        expiries = asyncio.create_task(watch.record_expiries(), name="token expiries")
         try:
             async with _health_pool(app, url), EventFeed(url).running() as feed:
+                feed.listen(watch.heard)
                 app.state.event_feed = feed
                 yield
         finally:
             collector.cancel()
+            expiries.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await expiries
             await pool.close()
 
     handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
@@ -180,6 +205,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             *dashboard_routes(),
         ],
         middleware=[
+            Middleware(FramingHeaders),
             Middleware(RequestMiddleware),
             *_cors(settings.cors_origins),
             Middleware(AuthMiddleware, tokens=settings.api_tokens),

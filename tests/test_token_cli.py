@@ -2,6 +2,7 @@
 the token it prints works, with its role and reach, until revoked."""
 
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from tests.backend.helpers import tf_state
@@ -59,3 +60,16 @@ def test_create_list_use_and_revoke(server: LiveServer, conn, tmp_path: Path) ->
     assert code == 1 and "INFRAGRAPH_TOKEN" in err  # 401 now
     code, out, err = admin("token", "create", "bad", "--role", "read", "--states", "iac:crm/*")
     assert code == 1 and "by their scope" in err
+
+
+def test_a_fractional_expiry_is_kept(server: LiveServer, conn, tmp_path: Path) -> None:  # noqa: F811
+    admin = Cli(server, tmp_path / "home")
+    code, out, err = admin("token", "create", "half", "--role", "read", "--expires", "0.5")
+    assert code == 0, err
+    code, out, err = admin("token", "list", "--json")
+    assert code == 0, err
+    [listed] = json.loads(out)
+    lasts = datetime.fromisoformat(listed["expiresAt"]) - datetime.fromisoformat(
+        listed["createdAt"]
+    )
+    assert abs(lasts - timedelta(hours=12)) < timedelta(seconds=1), lasts

@@ -61,7 +61,9 @@ def seen_scope(arg: str) -> Check:
 
 
 def of_catalog(kind: str, arg: str) -> Check:
-    """A catalog write on the object of `kind` whose ID is argument `arg`: in its scope."""
+    """A catalog write on the object of `kind` whose ID is argument `arg`: in its scope.
+    An object of a scope the token does not touch is absent, as an unknown one is (the
+    error the mutation gives for an unknown ID): its scope is not told."""
 
     async def check(context: Context, args: Mapping[str, Any], doing: str) -> None:
         principal = context.principal
@@ -69,8 +71,8 @@ def of_catalog(kind: str, arg: str) -> Check:
         if principal.everywhere:
             return  # no lookup: it may write in every scope
         slug = await context.with_conn(scopes.slug_of, kind, args[arg])
-        if slug is not None:
-            principal.require_scope(Role.WRITE, slug, doing)
+        if slug is not None and not principal.may_touch_scope(slug):
+            raise NotFound(f"no {kind} {args[arg]!r}")
 
     return check
 

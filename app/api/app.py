@@ -12,12 +12,13 @@ limit of app.api.limits keeps answers far below it: this is the backstop).
 
 With tokens configured, a websocket that came without an Authorization header
 (browsers cannot set one) must authenticate in its `connection_init` payload:
-{"authorization": "Bearer <token>"} (or Basic); else it is closed with 4403.
+{"authorization": "Bearer <token>"} (or Basic); else it is closed with 4403, or with
+4408 when no connection_init comes soon (app.api.ws, which also closes a socket whose
+token is revoked or expires).
 """
 
 import json
 from collections.abc import Mapping
-from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,12 +27,11 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Receive, Scope, Send
-from starlette.websockets import WebSocket, WebSocketDisconnect
-from strawberry.asgi import ASGIWebSocketAdapter, GraphQL
+from starlette.websockets import WebSocket
+from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http import GraphQLHTTPResponse
 from strawberry.http.base import BaseRequestProtocol
-from strawberry.http.exceptions import WebSocketDisconnected
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
 
@@ -41,30 +41,19 @@ from app.api.context import Context, make_context
 from app.api.errors import coded
 from app.api.limits import LIMIT_EXCEEDED
 from app.api.schema import schema
+from app.api.ws import CONNECTION_INIT_WAIT, TextWebSocket, WatchedHandler
 from app.auth import identify
 from app.config import MIB, Settings
 from app.errors import BadInput, LimitExceeded, Unauthenticated
 
 MAX_RESPONSE_BYTES = 64 * MIB
-# A websocket must send connection_init (its token, maybe) within it, else it is closed.
-CONNECTION_INIT_WAIT = timedelta(seconds=10)
 CONSOLE_DIR = Path(__file__).resolve().parent / "console"
 GRAPHIQL_PAGE = (Path(__file__).resolve().parent / "graphiql.html").read_text()
 
 
-class _TextWebSocket(ASGIWebSocketAdapter):
-    """Messages as text frames, what graphql-transport-ws clients read (encode_json's
-    bytes would go as binary ones)."""
-
-    async def send_json(self, message: Mapping[str, object]) -> None:
-        try:
-            await self.ws.send_text(jsonutil.dumps(message).decode())
-        except WebSocketDisconnect as exc:
-            raise WebSocketDisconnected from exc
-
-
 class GraphQLApp(GraphQL[Context, None]):
-    websocket_adapter_class = _TextWebSocket
+    websocket_adapter_class = TextWebSocket
+    graphql_transport_ws_handler_class = WatchedHandler
 
     def __init__(self, settings: Settings) -> None:
         """GraphiQL, introspection and suggestions in errors only when the schema is public
@@ -128,16 +117,13 @@ class GraphQLApp(GraphQL[Context, None]):
         if context.principal is not UNVERIFIED:
             return
         params = context.connection_params
-        authorization = params.get("authorization") if isinstance(params, dict) else None
+        shown = params.get("authorization") if isinstance(params, dict) else None
+        authorization = shown if isinstance(shown, str) else None
         try:
-            caller = await identify(
-                self.tokens,
-                context.token_cache,
-                authorization if isinstance(authorization, str) else None,
-            )
+            caller = await identify(self.tokens, context.token_cache, authorization)
         except (Unauthenticated, *db.ERROR_TYPES):
             raise ConnectionRejectionError() from None
-        context.identified(caller)
+        context.identified(caller, authorization)
 
     def decode_json(self, data: str | bytes) -> object:
         """A websocket message, read as a body is: one refused is not JSON (closed, 4400)."""

@@ -35,16 +35,20 @@ class Context:
     events: EventFeed  # what subscriptions follow
     # a websocket's connection_init payload (strawberry sets it)
     connection_params: dict[str, object] | None = None
+    # the credentials the caller showed (a header, or a websocket's connection_init):
+    # a websocket identifies its caller again with them on every operation (app.api.ws)
+    authorization: str | None = None
 
     @property
     def actor(self) -> str:
         """The caller's name, as events record it."""
         return self.principal.name
 
-    def identified(self, caller: Principal) -> None:
+    def identified(self, caller: Principal, authorization: str | None) -> None:
         """A websocket's caller, once its connection_init showed a token (app.api.app):
         the loaders read what it may read."""
         self.principal = caller
+        self.authorization = authorization
         self.graph = GraphLoaders(self.pool, self.settings, caller.patterns)
 
     @property
@@ -79,4 +83,5 @@ def make_context(request: HTTPConnection, response: Response | WebSocket) -> Con
         graph=GraphLoaders(pool, settings, caller.patterns),
         catalog=CatalogLoaders(pool),
         events=request.app.state.event_feed,
+        authorization=request.headers.get("authorization"),
     )

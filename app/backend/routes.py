@@ -23,6 +23,7 @@ the app's exception handlers (app.server).
 import asyncio
 import base64
 import contextlib
+import dataclasses
 from collections.abc import Awaitable, Callable, Iterator
 
 import asyncpg
@@ -166,12 +167,16 @@ async def _write(request: Request, name: str, body: Body, lock_id: str | None) -
 
 def own_servers(request: Request) -> list[Server]:
     """This server's base URLs: the address the request was received on (the listening
-    socket's, not the Host header a client chose) and INFRAGRAPH_PUBLIC_URLS."""
+    socket's, not the Host header a client chose) and INFRAGRAPH_PUBLIC_URLS; for a
+    scoped writer, naming only the states it may read (a hidden state is a missing one)."""
     found: list[Server] = list(request.app.state.settings.public_urls)
     if (listening := request.scope.get("server")) is not None:
         host, port = listening
         found.append(Server.parse(f"{request.url.scheme}://{host}" + (f":{port}" if port else "")))
-    return found
+    caller = principal(request)
+    if caller.patterns is None:
+        return found
+    return [dataclasses.replace(server, readable=caller.may_read) for server in found]
 
 
 async def delete_state(request: Request, name: str) -> Response:

@@ -75,7 +75,7 @@ async def delete_table(conn: asyncpg.Connection, table_id: Any) -> dict[str, Any
 async def _update_returning(conn: asyncpg.Connection, sql: str, *args: Any) -> dict[str, Any]:
     row = await conn.fetchrow(sql, *args)
     if row is None:
-        raise NotFound(f"no table {args[0]!r}")
+        raise NotFound(f"no table {str(args[0])!r}")  # as given: the text of its ID
     return store.to_dict(TABLE, row)
 
 

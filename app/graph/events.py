@@ -1,11 +1,42 @@
-"""The append-only audit trail."""
+"""The append-only audit trail.
+
+Events of API tokens (made, revoked, expired: app/tokens.py) are no state's: their state
+name is TOKEN_EVENTS (empty, which no state is called), and only a caller that may
+manage tokens (`tokens=True`: an admin) reads them. A `consumer-stale` event is read
+only by a caller that may read its producer too.
+"""
 
 from typing import Any
 from uuid import UUID
 
 import asyncpg
 
+from app.access import Principal, Role
+from app.db import Row
 from app.paging import ALL, Keyset, Page, paged_sql, pages_by_owner
+
+TOKEN_EVENTS = ""  # the state name of a token's events
+STALE = "consumer-stale"  # app/graph/links.py: its detail names the producer
+
+
+def may_read_event(principal: Principal, row: Row) -> bool:
+    """Whether `principal` reads event `row` (list_events' filter, in Python): one of a
+    state it may read, and, for a `consumer-stale`, whose producer it may read too (a
+    hidden producer is a missing one, which makes no such event); a token event only
+    when it manages tokens."""
+    state_name: str = row["state_name"]
+    if state_name == TOKEN_EVENTS:
+        return principal.has(Role.ADMIN)
+    if row.get("action") == STALE and not principal.may_read(str(row["detail"]["producer"])):
+        return False
+    return principal.may_read(state_name)
+
+
+def readable_sql(patterns: str, tokens: str) -> str:
+    """SQL: event `e` may be read (may_read_event); `patterns` and `tokens` are SQL
+    expressions, the caller's patterns (text[]) and whether it reads token events."""
+    return f"""(may_read(e.state_name, {patterns}) AND (e.state_name <> '' OR {tokens})
+        AND (e.action <> '{STALE}' OR may_read(e.detail->>'producer', {patterns})))"""
 
 
 async def append_event(
@@ -44,11 +75,12 @@ async def list_events(
     after: tuple[int, UUID] | None = None,
     count: bool = True,
     readable: list[str] | None = None,
+    tokens: bool = False,
 ) -> dict[Any, Page[asyncpg.Record]]:
     """Events newest first: per state name (events outlive their state), or all (owner
     ALL: the newest by one index range, migration 0017; `count=False` leaves the
     total uncounted, None, a pass over every event saved); of the states `readable`
-    lets a caller see (app.access)."""
+    lets a caller see (app.access), token events only with `tokens`."""
     owner, where, single = (
         ("e.state_name", "e.state_name = ANY($1::text[])", None)
         if state_names
@@ -56,7 +88,7 @@ async def list_events(
     )
     sql = paged_sql(
         f"""SELECT {owner} AS owner, e.id, e.created_at FROM events e
-            WHERE {where} AND may_read(e.state_name, $5::text[])""",
+            WHERE {where} AND {readable_sql("$5::text[]", "$6::boolean")}""",
         order="created_at DESC, id DESC",
         after="""($2::bigint IS NULL OR (created_at, id) <
                   ('epoch'::timestamptz + $2 * interval '1 microsecond', $3::uuid))""",
@@ -67,7 +99,7 @@ async def list_events(
         count=count,
     )
     after_us, after_id = after or (None, None)
-    records = await conn.fetch(sql, state_names, after_us, after_id, first + 1, readable)
+    records = await conn.fetch(sql, state_names, after_us, after_id, first + 1, readable, tokens)
     return pages_by_owner(records, first, EVENT_KEY)
 
 

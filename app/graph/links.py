@@ -15,7 +15,7 @@ from uuid import UUID
 
 import asyncpg
 
-from app.graph.events import append_event
+from app.graph.events import STALE, append_event
 from app.tfstate import InstanceRow
 from app.tfstate.remote import Lineage, Server, remote_reads
 
@@ -268,7 +268,7 @@ async def record_stale(
             conn,
             state_name=link["consumer_name"],
             state_id=link["consumer_id"],
-            action="consumer-stale",
+            action=STALE,
             actor=actor,
             detail=detail,
         )

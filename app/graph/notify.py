@@ -7,15 +7,16 @@ back. Each server process holds one listening connection (`EventFeed`, not one
 per subscriber); ids that arrive together are read in one query and handed to
 every subscriber's bounded queue. A subscriber whose queue is full (it reads
 slower than events come) is dropped with `SubscriberTooSlow` rather than let
-memory grow. A lost connection is logged and made again after a pause that
-doubles up to BACKOFF_MAX_S; events committed meanwhile are not replayed (the
-`events` query has them).
+memory grow. Listeners (`listen`: the server's own, app.token_watch) get every event
+first, synchronously, before any subscriber's queue does. A lost connection is
+logged and made again after a pause that doubles up to BACKOFF_MAX_S; events
+committed meanwhile are not replayed (the `events` query has them).
 """
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from uuid import UUID
 
 import asyncpg
@@ -74,6 +75,7 @@ class EventFeed:
         self.url = url
         self.queue_size = queue_size
         self.subscribers: set[_Subscriber] = set()
+        self.listeners: list[Callable[[db.Row], None]] = []
         self.listening = asyncio.Event()  # set while a connection listens
         self._arrived: list[UUID] = []
         self._wake = asyncio.Event()
@@ -88,6 +90,10 @@ class EventFeed:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+    def listen(self, listener: Callable[[db.Row], None]) -> None:
+        """Call `listener` with every event row from now on, before subscribers get it."""
+        self.listeners.append(listener)
 
     @contextlib.asynccontextmanager
     async def subscribe(self) -> AsyncIterator[AsyncIterator[db.Row]]:
@@ -155,10 +161,13 @@ class EventFeed:
             if conn.is_closed():
                 raise asyncpg.ConnectionDoesNotExistError("the connection was lost")
             ids, self._arrived = self._arrived, []
-            if not ids or not self.subscribers:  # nobody to tell
+            if not ids or not (self.subscribers or self.listeners):  # nobody to tell
                 continue
             found = await events_by_ids(conn, ids)
             rows = [found[i] for i in ids if i in found]  # a deleted one is gone
+            for listener in self.listeners:
+                for row in rows:
+                    listener(row)
             for subscriber in list(self.subscribers):
                 if not all(subscriber.offer(row) for row in rows):
                     self.subscribers.discard(subscriber)

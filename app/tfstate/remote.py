@@ -5,7 +5,7 @@ Both are pure: app/graph/links.py stores what they find (README, "Across states"
 """
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -17,12 +17,17 @@ _STATES = "/states/"
 
 @dataclass(frozen=True)
 class Server:
-    """A base URL of this server: scheme, host, port and the path prefix it is served at."""
+    """A base URL of this server: scheme, host, port and the path prefix it is served at.
+
+    `readable`, when given, says which state names the writer may read: a state it may
+    not read is to its write what another server's is (no link, no mask from it), so
+    what is stored from a write, and read back, never depends on a hidden state."""
 
     scheme: str
     host: str
     port: int
     prefix: str
+    readable: Callable[[str], bool] | None = field(default=None, compare=False)
 
     @classmethod
     def parse(cls, url: str) -> "Server":
@@ -49,6 +54,8 @@ class Server:
         if not parts.path.startswith(self.prefix + _STATES):
             return None
         name = unquote(parts.path[len(self.prefix) + len(_STATES) :])
+        if self.readable is not None and not self.readable(name):
+            return None
         return name or None
 
 

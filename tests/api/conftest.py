@@ -60,7 +60,7 @@ async def as_token(
 @pytest.fixture
 async def db_token(conn: asyncpg.Connection) -> AsyncIterator[MakeToken]:
     """Makes database tokens (app/tokens.py), deleted after the test: a token left
-    behind would close the open app of the next test (TokenCache.any_live at start-up)."""
+    behind would close the open app of the next test (TokenCache.is_closed)."""
 
     async def make(
         name: str,

@@ -16,6 +16,10 @@ What each operation needs (NEEDS below), and what each caller then gets:
                                                                state: the outside is absent
     read_place     ok / 403           ok / 403         ok      GET raw of an iac: state
     write_place    403 / 403          ok / 403         ok      backend, IaC, catalog writes
+                                                               in a scope given by slug
+    write_object   403 / 403          ok / hidden      ok      catalog writes on an object
+                                                               by ID: an outside one is
+                                                               absent (NOT_FOUND)
     write          403 / 403          ok / ok          ok      catalog writes by an absent ID
     admin          403 / 403          403 / 403        ok      prune, policies, tokens, force
     iac_refused    403 / 403          403 / 403        403     POST/LOCK/DELETE of iac:*
@@ -61,6 +65,7 @@ class Need(enum.Enum):
     SEEN = "seen"
     READ_PLACE = "read_place"
     WRITE_PLACE = "write_place"
+    WRITE_OBJECT = "write_object"
     WRITE = "write"
     ADMIN = "admin"
     IAC_REFUSED = "iac_refused"
@@ -86,6 +91,10 @@ def expected(need: Need, caller: str, inside: bool) -> str:
             return "ok" if admin or inside else "403"
         case Need.WRITE_PLACE:
             return "ok" if admin or (caller == "write" and inside) else "403"
+        case Need.WRITE_OBJECT:
+            if caller not in ("write", "admin"):
+                return "403"
+            return "ok" if admin or inside else "hidden"
         case Need.WRITE:
             return "ok" if caller in ("write", "admin") else "403"
         case Need.ADMIN:
@@ -225,19 +234,19 @@ MUTATIONS: dict[str, Op] = {
     "Mutation.updateScope": Op(Need.WRITE_PLACE, lambda p: {"slug": p.slug, "input": {}}),
     "Mutation.deleteScope": Op(Need.ADMIN, lambda p: {"slug": "absent"}),
     "Mutation.createTable": Op(Need.WRITE_PLACE, lambda p: {"scope": p.slug, "input": {}}),
-    "Mutation.updateTable": Op(Need.WRITE_PLACE, lambda p: {"id": p.ids["table"], "input": {}}),
+    "Mutation.updateTable": Op(Need.WRITE_OBJECT, lambda p: {"id": p.ids["table"], "input": {}}),
     "Mutation.deleteTable": Op(Need.WRITE, lambda p: {"id": ABSENT}),
-    "Mutation.addTableTag": Op(Need.WRITE_PLACE, lambda p: {"id": p.ids["table"], "tag": "t"}),
-    "Mutation.removeTableTag": Op(Need.WRITE_PLACE, lambda p: {"id": p.ids["table"], "tag": "t"}),
+    "Mutation.addTableTag": Op(Need.WRITE_OBJECT, lambda p: {"id": p.ids["table"], "tag": "t"}),
+    "Mutation.removeTableTag": Op(Need.WRITE_OBJECT, lambda p: {"id": p.ids["table"], "tag": "t"}),
     **{
         f"Mutation.create{kind}": Op(
-            Need.WRITE_PLACE, lambda p: {"table": p.ids["table"], "input": {}}
+            Need.WRITE_OBJECT, lambda p: {"table": p.ids["table"], "input": {}}
         )
         for kind in _TABLE_CHILDREN
     },
-    "Mutation.updateColumn": Op(Need.WRITE_PLACE, lambda p: {"id": p.ids["column"], "input": {}}),
+    "Mutation.updateColumn": Op(Need.WRITE_OBJECT, lambda p: {"id": p.ids["column"], "input": {}}),
     "Mutation.deleteColumn": Op(Need.WRITE, lambda p: {"id": f"{ABSENT}:k"}),
-    "Mutation.updateView": Op(Need.WRITE_PLACE, lambda p: {"id": p.ids["view"], "input": {}}),
+    "Mutation.updateView": Op(Need.WRITE_OBJECT, lambda p: {"id": p.ids["view"], "input": {}}),
     "Mutation.deleteView": Op(Need.WRITE, lambda p: {"id": ABSENT}),
     **{
         f"Mutation.{verb}{kind}": Op(Need.WRITE, lambda p: {"id": ABSENT, "input": {}})
@@ -245,7 +254,7 @@ MUTATIONS: dict[str, Op] = {
         for verb in ("update", "delete")
     },
     "Mutation.setClientAccess": Op(
-        Need.WRITE_PLACE, lambda p: {"table": p.ids["table"], "input": {}}
+        Need.WRITE_OBJECT, lambda p: {"table": p.ids["table"], "input": {}}
     ),
     "Mutation.deleteClientAccess": Op(Need.WRITE, lambda p: {"id": ABSENT}),
     "Mutation.createCommand": Op(Need.WRITE_PLACE, lambda p: {"scope": p.slug, "input": {}}),
@@ -253,7 +262,7 @@ MUTATIONS: dict[str, Op] = {
         Need.WRITE_PLACE, lambda p: {"scope": p.slug, "input": {}}
     ),
     "Mutation.insertRecord": Op(
-        Need.WRITE_PLACE, lambda p: {"table": p.ids["table"], "values": {}}
+        Need.WRITE_OBJECT, lambda p: {"table": p.ids["table"], "values": {}}
     ),
     "Mutation.updateRecord": Op(Need.WRITE, lambda p: {"id": ABSENT, "values": {}}),
     "Mutation.deleteRecord": Op(Need.WRITE, lambda p: {"id": ABSENT}),
@@ -434,6 +443,8 @@ def _outcome_graphql(response: httpx.Response, op: Op, place: Place) -> str:
     assert "INTERNAL_SERVER_ERROR" not in codes, body
     if "FORBIDDEN" in codes:
         return "403"
+    if op.need is Need.WRITE_OBJECT and codes == ["NOT_FOUND"]:
+        return "hidden"  # as for an ID that is not there
     if op.need is not Need.SEEN:
         return "ok"
     if codes == ["NOT_FOUND"]:

@@ -112,7 +112,7 @@ async def test_an_expired_or_revoked_token_in_connection_init_is_refused(
     revoked = reach.pop("revoked", False)
     secret = await db_token("gone", states=["team/*"], **reach)
     if revoked:
-        await tokens.revoke_token(conn, "gone")
+        await tokens.revoke_token(conn, "gone", revoked_by="test", bootstrap_admin=True)
     async with connected(server.url, {"authorization": f"Bearer {secret}"}) as ws:
         with pytest.raises(ConnectionClosed) as closed:
             await next_message(ws)

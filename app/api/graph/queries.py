@@ -3,6 +3,7 @@
 import strawberry
 from strawberry import relay
 
+from app.access import Role
 from app.api.context import Info
 from app.api.graph.types import (
     RESOURCE_LISTS,
@@ -200,6 +201,7 @@ class GraphQuery:
             after=args.after,
             count=any(f.name == "totalCount" for f in selected_below(info, ())),
             readable=info.context.principal.patterns,
+            tokens=info.context.principal.has(Role.ADMIN),
         )
         page = pages.get(state if state is not None else ALL, EMPTY)
         return connection(page, [event_of(r) for r in page.rows], after=after)

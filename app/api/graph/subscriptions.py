@@ -10,14 +10,16 @@ import strawberry
 from app.api.context import Context, Info
 from app.api.graph.types import Event, event_of
 from app.db import Row
+from app.graph.events import may_read_event
 
 
 def visible(context: Context, state: str | None) -> Callable[[Row], bool]:
     """Whether an event goes to this subscriber: the one place a subscription filters.
-    Only events of states the caller may read (app.access), as Query.events."""
+    Only events of states the caller may read (app.access), and token events for those
+    who manage tokens, as Query.events."""
     principal = context.principal
     return lambda row: (
-        (state is None or row["state_name"] == state) and principal.may_read(row["state_name"])
+        (state is None or row["state_name"] == state) and may_read_event(principal, row)
     )
 
 

@@ -36,8 +36,17 @@ class TokenMutation:
         info.context.token_cache.forget()  # a first token closes an open server at once
         return CreatedToken(token=token_of(row), secret=secret)
 
-    @strawberry.mutation(description="Revoke a token: from now on it gets 401.")
+    @strawberry.mutation(
+        description="Revoke a token: from now on it gets 401, and its websockets are closed "
+        "(4403). The last live admin token is kept unless the server has a bootstrap token "
+        "(INFRAGRAPH_API_TOKENS): CONFLICT."
+    )
     async def revoke_token(self, info: Info, name: str) -> ApiToken:
-        row = await info.context.with_conn(tokens.revoke_token, name)
+        row = await info.context.with_conn(
+            tokens.revoke_token,
+            name,
+            revoked_by=info.context.actor,
+            bootstrap_admin=bool(info.context.settings.api_tokens),
+        )
         info.context.token_cache.forget()
         return token_of(row)
