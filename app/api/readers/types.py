@@ -57,7 +57,7 @@ class StateAccess:
     )
     force_unlock: bool = strawberry.field(description="UNLOCK of anyone's lock.")
     set_output_readers: bool
-    can: list[str] = strawberry.field(description="The names of the above that hold.")
+    can: list[str] = strawberry.field(description="The names of the fields above that hold.")
 
 
 @strawberry.type(description="The token of this request.")
@@ -83,8 +83,13 @@ class Viewer:
             write=may.write,
             force_unlock=may.force_unlock,
             set_output_readers=may.set_output_readers,
-            can=may.names(),
+            can=[_camel(name) for name in may.names()],
         )
+
+
+def _camel(name: str) -> str:
+    first, *rest = name.split("_")
+    return first + "".join(part.title() for part in rest)
 
 
 def viewer_of(who: Principal) -> Viewer:
