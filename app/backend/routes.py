@@ -113,8 +113,8 @@ async def _get_outputs(request: Request, caller: Principal, name: str) -> Respon
             where = ", ".join(caller.patterns or ()) or "none"
             raise caller.refusal(
                 f"GET state {name!r}",
-                f"it reads a state whole with the plan role, in its states ({where}), and "
-                "its outputs in its states or where the state names it a reader of them",
+                f"the state is outside its states ({where}) and does not name it a reader "
+                "of its outputs",
                 state=name,
             )
         body = await readers.reduced_state(
