@@ -107,7 +107,7 @@ async def test_named_readers_get_every_output_and_no_resource(callers, conn) -> 
         refused = await callers[name].get(f"/states/{NET}")
         assert refused.status_code == 403, name
         said = refused.json()["error"]  # who, what and why, as every 403 says
-        assert said.startswith(f"token {name!r}") and "not name it a reader" in said
+        assert said.startswith(f"token {name!r}") and f"state {NET!r} is outside" in said
     # its readers cannot name more readers; a writer of the state can
     denied = await _gql(callers["dash"], SET_READERS, state=NET, tokens=["dash"])
     assert denied["errors"][0]["extensions"]["code"] == "FORBIDDEN"
