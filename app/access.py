@@ -2,10 +2,15 @@
 
 Roles, each with everything of the one before:
 
-    read   GraphQL reads of the states it may see (sensitive values masked); no raw bytes
+    read   GraphQL reads of the states it may see (sensitive values masked); a GET of one
+           of them answers its outputs alone, sensitive ones left out (app/readers.py)
+    plan   the raw state (GET: init, plan, output, state pull) and a lock whose LockInfo
+           says it is for a plan (LOCK, and UNLOCK of its own): never a POST or DELETE
     write  the HTTP backend (GET raw, POST, LOCK, UNLOCK of its own lock, DELETE), IaC
            plan/apply/release and catalog writes: in its states and scopes
     admin  everything: force-unlock, prune, export, policies, tokens, deleting a scope
+
+A lock belongs to the token that took it (app/graph/locks.py): its ID grants nothing.
 
 What a token touches: state-name globs (`team/prod/*`: `*` any run, `/` too; `?` one
 character) and IaC scope slugs. With neither, everything; with either, exactly those:
@@ -36,6 +41,7 @@ _SLUG = re.compile(r"[a-z0-9][a-z0-9_-]*")
 
 class Role(enum.Enum):
     READ = "read"
+    PLAN = "plan"
     WRITE = "write"
     ADMIN = "admin"
 
@@ -111,6 +117,14 @@ class Principal:
 
     def has(self, role: Role) -> bool:
         return self.verified and self.role.rank >= role.rank
+
+    def may_plan(self, name: str) -> bool:
+        """Whether it reads state `name` whole (the raw bytes Terraform plans from)."""
+        return self.has(Role.PLAN) and self.may_read(name)
+
+    def refusal(self, doing: str, why: str, **detail: str) -> Forbidden:
+        """What a refusal says: who asked, what, and why."""
+        return self._refuse(doing, why, **detail)
 
     def _refuse(self, doing: str, why: str, **detail: str) -> Forbidden:
         return Forbidden(

@@ -543,7 +543,7 @@ def _reach(each: dict[str, Any]) -> str:
 
 @token.command("create", help="Make a token; prints it once, as the last line of stdout.")
 @click.argument("name")
-@click.option("--role", type=click.Choice(["read", "write", "admin"]), required=True)
+@click.option("--role", type=click.Choice(["read", "plan", "write", "admin"]), required=True)
 @click.option("--states", multiple=True, help="A state-name glob it touches (repeatable).")
 @click.option("--scopes", multiple=True, help="An IaC scope slug it touches (repeatable).")
 @click.option(
@@ -588,3 +588,6 @@ def token_list(as_json: bool) -> None:
 def token_revoke(name: str) -> None:
     _ask(REVOKE_TOKEN, {"name": name}, "revokeToken")
     click.echo(f"revoked: {name}")
+
+
+from app import cli_access  # noqa: E402, F401 (whoami, output readers: commands of `main`)

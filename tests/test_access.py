@@ -54,6 +54,17 @@ def test_refusals_say_who_what_and_why() -> None:
     CI.require_state(Role.READ, "team/prod/x", "read")  # no refusal
 
 
+def test_the_plan_role_sits_between_read_and_write() -> None:
+    """plan: read's GraphQL plus the raw state of its states; never a write."""
+    pr = Principal("pr", Role.PLAN, ("team/*",))
+    assert [r.value for r in Role] == ["read", "plan", "write", "admin"]
+    assert pr.has(Role.READ) and pr.has(Role.PLAN) and not pr.has(Role.WRITE)
+    assert pr.may_plan("team/app") and not pr.may_plan("other/app")
+    assert not Principal("dash", Role.READ).may_plan("team/app")
+    with pytest.raises(Forbidden, match=r"token 'pr' \(plan\) may not POST .*needs the write"):
+        pr.require_state(Role.WRITE, "team/app", "POST state 'team/app'")
+
+
 def test_token_reach_is_checked() -> None:
     with pytest.raises(BadInput, match="by their scope"):
         checked_globs(["iac:crm/*"])

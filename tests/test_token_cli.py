@@ -73,3 +73,38 @@ def test_a_fractional_expiry_is_kept(server: LiveServer, conn, tmp_path: Path) -
         listed["createdAt"]
     )
     assert abs(lasts - timedelta(hours=12)) < timedelta(seconds=1), lasts
+
+
+def test_a_plan_token_and_whoami(server: LiveServer, conn, tmp_path: Path) -> None:  # noqa: F811
+    admin = Cli(server, tmp_path / "home")
+    code, out, err = admin("token", "create", "web-pr", "--role", "plan", "--states", "apps/*")
+    assert code == 0, err
+    *said, secret = out.splitlines()
+    assert said[0] == "created: web-pr (plan, apps/*); the token, shown only now:"
+    pr = Cli(server, tmp_path / "pr", token=secret)
+    code, out, err = pr("whoami", "--state", "apps/web")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[:5] == [
+        "token: web-pr",
+        "role: plan",
+        "states: apps/*",
+        "scopes: none",
+        "on apps/web: read, outputs, sensitiveOutputs, rawState, planLock",
+    ]
+    assert "  yes rawState: terraform init, plan -lock=false, output, state pull" in lines
+    assert "  no  write: terraform apply, state push, a lock for anything, delete" in lines
+    code, out, err = pr("whoami", "--state", "net/core")
+    assert code == 0 and "on net/core: nothing" in out, err
+    code, out, err = admin("whoami")
+    assert (code, out) == (0, "token: ci\nrole: admin\nstates: everything\nscopes: everything\n")
+    code, out, err = admin("readers", "set", "net/core", "--states", "apps/*")
+    assert code == 1 and "no state 'net/core'" in err
+    state = tmp_path / "state.tfstate"
+    state.write_bytes(tf_state())
+    assert admin("import", "net/core", str(state))[0] == 0
+    code, out, err = admin("readers", "set", "net/core", "--states", "apps/*", "--token", "x")
+    assert code == 0, err
+    assert admin("readers", "show", "net/core")[1] == "tokens: x\nstates: apps/*\n"
+    code, out, err = pr("whoami", "--state", "net/core")
+    assert "on net/core: outputs, sensitiveOutputs" in out, err

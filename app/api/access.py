@@ -114,6 +114,7 @@ RULES: dict[str, Check] = {
     "Mutation.createPolicy": role(Role.ADMIN),
     "Mutation.updatePolicy": role(Role.ADMIN),
     "Mutation.deletePolicy": role(Role.ADMIN),
+    "Mutation.setOutputReaders": in_state(Role.WRITE, "state"),
     "Mutation.createToken": role(Role.ADMIN),
     "Mutation.revokeToken": role(Role.ADMIN),
 }

@@ -25,17 +25,21 @@ from app.api.iac.queries import IacQuery
 from app.api.limits import EXTENSIONS
 from app.api.policies.mutations import PolicyMutation
 from app.api.policies.queries import PolicyQuery
+from app.api.readers.mutations import ReadersMutation
+from app.api.readers.queries import ReadersQuery
 from app.api.tokens.mutations import TokenMutation
 from app.api.tokens.queries import TokenQuery
 
 
 @strawberry.type
-class Query(GraphQuery, CatalogQuery, IacQuery, PolicyQuery, TokenQuery):
+class Query(GraphQuery, CatalogQuery, IacQuery, PolicyQuery, TokenQuery, ReadersQuery):
     pass
 
 
 @strawberry.type
-class Mutation(GraphMutation, CatalogMutation, IacMutation, PolicyMutation, TokenMutation):
+class Mutation(
+    GraphMutation, CatalogMutation, IacMutation, PolicyMutation, TokenMutation, ReadersMutation
+):
     pass
 
 

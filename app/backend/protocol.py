@@ -21,9 +21,6 @@ from app.tfstate import EncryptedState, EnvelopeError, ScannedState, StateError,
 from app.tfstate.scan import scan_stream
 from app.tfstate.stream import NotStreamable
 
-# Go's zero time.Time, as a LockInfo built from only an ID marshals its "Created"
-_ZERO_TIME = "0001-01-01T00:00:00Z"
-
 
 def _content_md5(request: Request) -> bytes | None:
     header = request.headers.get("content-md5")
@@ -116,15 +113,14 @@ def lock_info(body: bytes) -> dict[str, Any]:
     return info
 
 
-def unlock_request(body: bytes) -> tuple[str | None, bool]:
-    """The lock ID an UNLOCK names (None: any) and whether it is a force-unlock.
+def unlock_request(body: bytes) -> tuple[str | None, dict[str, Any] | None]:
+    """The lock ID an UNLOCK names (None: whatever lock is held) and its LockInfo.
 
-    `terraform force-unlock` sends an empty body, OpenTofu a LockInfo holding
-    nothing but the ID: both force-unlock. The holder's own unlock sends its
-    full LockInfo.
+    `terraform force-unlock` sends an empty body (it names no lock); OpenTofu's a
+    LockInfo holding nothing but the ID; the holder's own unlock its full LockInfo.
+    Whether the ID's lock is released is its holder's business (app/graph/locks.py).
     """
     if not body.strip():
-        return None, True
+        return None, None
     info = lock_info(body)
-    force = all(value in (None, "", _ZERO_TIME) for key, value in info.items() if key != "ID")
-    return info["ID"], force
+    return info["ID"], info

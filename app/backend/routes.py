@@ -1,17 +1,22 @@
 """The /states/{name} routes of Terraform's `http` backend.
 
-    GET    200 with the bytes last written (Content-MD5 of them); 404 when none
+    GET    200 with the bytes last written (Content-MD5 of them); 404 when none. To a
+           token that may not plan the state but read its outputs: a v4 state of its
+           outputs alone, marked by the header X-Infragraph-Reduced: outputs
     POST   [?ID=lock] store a new version
     DELETE [?ID=lock] delete the state and its history
     LOCK   /states/{name}[/lock]  body: LockInfo; 409 with the holder's LockInfo
     UNLOCK /states/{name}[/lock]  the holder's LockInfo, or a force-unlock
 
-Who may (app.access), checked in `states` for every method: GET needs the write role
-(raw bytes hold what GraphQL masks; an `iac:` state, which IaC redacts, only read),
-POST, LOCK, UNLOCK and DELETE the write role, a force-unlock admin; all of them in
-the token's states. `iac:` states are IaC apply's alone: POST, LOCK and DELETE of one
-are 403. A body that changes state must be `application/json` (what Terraform and
-OpenTofu send): a browser's cross-site form post cannot be.
+Who may (app.access), checked in `states` for every method: GET of the raw bytes
+needs the plan role (they hold what GraphQL masks; an `iac:` state, which IaC redacts,
+only read), and of the outputs alone a read token or a named output reader
+(app/readers.py); POST and DELETE need the write role; LOCK and UNLOCK the write
+role, or the plan role with a LockInfo whose Operation is a plan; a force-unlock
+(an UNLOCK naming no lock) admin; all of them in the token's states. Who holds a lock
+decides the rest (app/graph/locks.py). `iac:` states are IaC apply's alone: POST,
+LOCK and DELETE of one are 403. A body that changes state must be `application/json`
+(what Terraform and OpenTofu send): a browser's cross-site form post cannot be.
 
 Bodies are read before a connection is taken, so no transaction waits on a
 client; states are parsed off the event loop. Large POSTs (over
@@ -24,7 +29,9 @@ import asyncio
 import base64
 import contextlib
 import dataclasses
+import hashlib
 from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
 
 import asyncpg
 from starlette.requests import Request
@@ -33,8 +40,8 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from app import db, malloc
-from app.access import IAC_PREFIX, Role
-from app.auth import actor, principal
+from app.access import IAC_PREFIX, Principal, Role
+from app.auth import principal
 from app.backend.protocol import (
     decode_state,
     invalid_state,
@@ -52,12 +59,13 @@ from app.errors import (
     Unavailable,
     UnsupportedMediaType,
 )
-from app.graph import locks, raw
+from app.graph import locks, raw, readers
 from app.graph.raw import Body
 from app.graph.store import Written
 from app.http import declared_length, json_response
 from app.jsonutil import gc_paused
 from app.observe import IMPORT_BYTES, LARGE_WRITES_REFUSED, LOCK_CONFLICTS, STATE_WRITES
+from app.readers import Read, state_read
 from app.tfstate import StateError
 from app.tfstate.remote import Server
 
@@ -82,6 +90,9 @@ def _lock_id(request: Request) -> str | None:
 
 
 async def get_state(request: Request, name: str) -> Response:
+    caller = principal(request)
+    if not name.startswith(IAC_PREFIX) and not caller.may_plan(name):
+        return await _get_outputs(request, caller, name)
     async with db.connection(_pool(request)) as conn:
         version = await raw.raw_version(conn, name)
     if version is None:
@@ -93,6 +104,22 @@ async def get_state(request: Request, name: str) -> Response:
     return StreamingResponse(
         raw.stream_raw(_pool(request), version), headers=headers, media_type="application/json"
     )
+
+
+async def _get_outputs(request: Request, caller: Principal, name: str) -> Response:
+    """The state reduced to its outputs, for whoever may read them (app/readers.py)."""
+    async with db.connection(_pool(request)) as conn:
+        read = state_read(caller, name, await readers.readers_of(conn, name))
+        if read is Read.NONE:  # the refusal a GET outside its states has always had
+            caller.require_state(Role.READ, name, f"GET state {name!r}")
+        body = await readers.reduced_state(
+            conn, name, sensitive=read is Read.OUTPUTS, actor=caller.name
+        )
+    headers = {
+        "Content-MD5": base64.b64encode(hashlib.md5(body).digest()).decode(),
+        readers.REDUCED_HEADER: "outputs",
+    }
+    return Response(body, headers=headers, media_type="application/json")
 
 
 class WriteSlots:
@@ -157,7 +184,7 @@ async def _write(request: Request, name: str, body: Body, lock_id: str | None) -
                 body,
                 lock_id,
                 state=state,
-                actor=actor(request),
+                who=principal(request),
                 keep_last=request.app.state.settings.prune_keep_last,
                 servers=own_servers(request),
             )
@@ -182,15 +209,27 @@ def own_servers(request: Request) -> list[Server]:
 async def delete_state(request: Request, name: str) -> Response:
     lock_id = _lock_id(request)
     async with db.connection(_pool(request)) as conn:
-        versions = await locks.guarded_delete(conn, name, lock_id, actor=actor(request))
+        versions = await locks.guarded_delete(conn, name, lock_id, who=principal(request))
     return json_response({"name": name, "deleted_versions": versions})
+
+
+PLAN_OPERATION = "OperationTypePlan"  # a LockInfo's Operation when `terraform plan` locks
+
+
+def _require_lock_role(request: Request, name: str, info: dict[str, Any] | None) -> None:
+    """A plan token locks, and unlocks, for a plan only; anyone else needs write."""
+    caller = principal(request)
+    if caller.has(Role.WRITE) or (info is not None and info.get("Operation") == PLAN_OPERATION):
+        return
+    caller.require_state(Role.WRITE, name, f"{request.method} state {name!r} but for a plan")
 
 
 async def lock_state(request: Request, name: str) -> Response:
     info = lock_info(await read_body(request, LOCK_INFO_LIMIT))
+    _require_lock_role(request, name, info)
     try:
         async with db.connection(_pool(request)) as conn:
-            await locks.lock(conn, name, info, actor=actor(request))
+            await locks.lock(conn, name, info, who=principal(request))
     except Locked:
         LOCK_CONFLICTS.inc()
         raise
@@ -198,11 +237,12 @@ async def lock_state(request: Request, name: str) -> Response:
 
 
 async def unlock_state(request: Request, name: str) -> Response:
-    lock_id, force = unlock_request(await read_body(request, LOCK_INFO_LIMIT))
-    if force:
+    lock_id, info = unlock_request(await read_body(request, LOCK_INFO_LIMIT))
+    if lock_id is None:  # names no lock: whatever is held goes
         principal(request).require(Role.ADMIN, f"force-unlock state {name!r}")
+    _require_lock_role(request, name, info)
     async with db.connection(_pool(request)) as conn:
-        released = await locks.unlock(conn, name, lock_id, force=force, actor=actor(request))
+        released = await locks.unlock(conn, name, lock_id, who=principal(request))
     return json_response({"name": name, "unlocked": released})
 
 
@@ -229,6 +269,8 @@ def _state_name(request: Request) -> str:
 
 
 _IAC_WRITES = frozenset({"POST", "LOCK", "DELETE"})  # an `iac:` state's: IaC apply's alone
+# The least role of each method but GET (LOCK and UNLOCK: the plan role's for a plan)
+_NEEDS = {"POST": Role.WRITE, "DELETE": Role.WRITE, "LOCK": Role.PLAN, "UNLOCK": Role.PLAN}
 
 
 def _check_access(request: Request, name: str) -> None:
@@ -241,8 +283,11 @@ def _check_access(request: Request, name: str) -> None:
             f"{doing}: IaC states are written by IaC apply only (the HTTP backend reads them)",
             {"state": name},
         )
-    needs = Role.READ if iac and method == "GET" else Role.WRITE
-    principal(request).require_state(needs, name, doing)
+    caller = principal(request)
+    if method == "GET" and not iac:
+        caller.require(Role.READ, doing)  # which GET it gets: get_state
+        return
+    caller.require_state(Role.READ if method == "GET" else _NEEDS[method], name, doing)
 
 
 def _check_media_type(request: Request) -> None:

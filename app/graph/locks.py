@@ -7,6 +7,20 @@ and the write itself. Who gets the lock is decided by INSERT ... ON CONFLICT
 DO NOTHING on state_locks (one row per state), as the seed schema designs it.
 LOCK and UNLOCK are one statement each (with their audit event): the common
 case costs one round trip.
+
+A lock belongs to the token that took it (`holder`, migration 0020); knowing its ID
+grants nothing. Under a lock held by another token:
+
+    UNLOCK with its ID   the holder releases it; an admin too, recorded as force-unlock;
+                         anyone else 403 naming the holder
+    UNLOCK, empty        (terraform force-unlock) an admin only (app/backend/routes.py)
+    POST, DELETE         with its ID: the holder only (an admin force-unlocks first),
+                         anyone else 403 naming the holder; without it (or another
+                         ID): 409 with the holder's LockInfo
+    LOCK                 409 with the holder's LockInfo, its ID or not
+
+A lock taken before holders were kept (holder NULL) is released and written under by
+its ID, as then.
 """
 
 from collections.abc import Sequence
@@ -15,7 +29,8 @@ from uuid import UUID
 
 import asyncpg
 
-from app.errors import Locked, NotFound
+from app.access import Principal, Role
+from app.errors import Forbidden, Locked, NotFound
 from app.graph.raw import Body
 from app.graph.store import Written, delete_state, ensure_state, write_version
 from app.tfstate import EncryptedState, ScannedState
@@ -42,7 +57,28 @@ async def _hold_or_create(conn: asyncpg.Connection, name: str) -> UUID:
 
 async def _holder(conn: asyncpg.Connection, state_id: UUID) -> asyncpg.Record | None:
     return await conn.fetchrow(
-        "SELECT lock_id, info FROM state_locks WHERE state_id = $1", state_id
+        "SELECT lock_id, info, holder FROM state_locks WHERE state_id = $1", state_id
+    )
+
+
+def holds(who: Principal, holder: asyncpg.Record) -> bool:
+    """Whether `who` took the lock (one taken before holders were kept: whoever names it)."""
+    return holder["holder"] is None or holder["holder"] == who.name
+
+
+def not_the_holder(who: Principal, name: str, holder: asyncpg.Record, doing: str) -> Forbidden:
+    """The refusal of `doing` under a lock `who` does not hold: it names the holder."""
+    info = holder["info"]
+    hint = "; an admin may force-unlock it" if not who.has(Role.ADMIN) else ""
+    return who.refusal(
+        doing,
+        f"the lock (ID {holder['lock_id']}) is held by token {holder['holder']!r}, and only "
+        f"its holder may release it or write under it{hint}",
+        state=name,
+        holder=holder["holder"],
+        lock_id=holder["lock_id"],
+        lock_who=str(info.get("Who") or ""),
+        lock_operation=str(info.get("Operation") or ""),
     )
 
 
@@ -56,16 +92,26 @@ def _locked(name: str, holder: asyncpg.Record) -> Locked:
 
 
 async def _refuse_other_holder(
-    conn: asyncpg.Connection, state_id: UUID, name: str, lock_id: str | None
+    conn: asyncpg.Connection,
+    state_id: UUID,
+    name: str,
+    lock_id: str | None,
+    who: Principal,
+    doing: str,
 ) -> None:
     holder = await _holder(conn, state_id)
-    if holder is not None and holder["lock_id"] != lock_id:
+    if holder is None:
+        return
+    if holder["lock_id"] != lock_id:
         raise _locked(name, holder)
+    if not holds(who, holder):
+        raise not_the_holder(who, name, holder, doing)
 
 
-# The detail of a lock's events, from its LockInfo (jsonb)
+# The detail of a lock's events, from its LockInfo (jsonb) and its holder
 _EVENT_DETAIL = (
-    "jsonb_build_object('id', {0} -> 'ID', 'who', {0} -> 'Who', 'operation', {0} -> 'Operation')"
+    "jsonb_build_object('id', {0} -> 'ID', 'who', {0} -> 'Who', 'operation', {0} -> 'Operation',"
+    " 'holder', {1})"
 )
 
 # LOCK in one statement: make or find the state's row and lock it (an upsert locks the
@@ -76,43 +122,54 @@ _LOCK = f"""
         ON CONFLICT (name) DO UPDATE SET name = excluded.name
         RETURNING id
     ), taken AS (
-        INSERT INTO state_locks (state_id, lock_id, info) SELECT id, $2, $3 FROM state
+        INSERT INTO state_locks (state_id, lock_id, info, holder)
+        SELECT id, $2, $3, $4 FROM state
         ON CONFLICT (state_id) DO NOTHING
         RETURNING state_id
     ), event AS (
         INSERT INTO events (state_id, state_name, action, actor, detail)
-        SELECT state_id, $1, 'lock', $4, {_EVENT_DETAIL.format("$3::jsonb")} FROM taken
+        SELECT state_id, $1, 'lock', $4, {_EVENT_DETAIL.format("$3::jsonb", "$4::text")}
+        FROM taken
     )
     SELECT id AS state_id, EXISTS (SELECT 1 FROM taken) AS taken FROM state"""
 
 # UNLOCK in one statement: lock the state's row, release the lock when `$2` (the lock
-# ID; NULL = any) is the holder's, record the event, and return the holder.
+# ID; NULL = any: a force-unlock) is the lock's and the caller `$3` holds it (or `$4`: is
+# an admin), record the event (a force-unlock unless the holder released it by its ID),
+# and return the lock.
 _UNLOCK = f"""
     WITH state AS (
         SELECT id FROM states WHERE name = $1 FOR UPDATE
     ), holder AS (
-        SELECT l.state_id, l.lock_id, l.info FROM state_locks l JOIN state ON l.state_id = state.id
+        SELECT l.state_id, l.lock_id, l.info, l.holder,
+               $2::text IS NOT NULL AND (l.holder IS NULL OR l.holder = $3) AS own
+        FROM state_locks l JOIN state ON l.state_id = state.id
     ), released AS (
         DELETE FROM state_locks l USING holder h
-        WHERE l.state_id = h.state_id AND ($2::text IS NULL OR h.lock_id = $2)
+        WHERE l.state_id = h.state_id AND ($2::text IS NULL OR h.lock_id = $2) AND (h.own OR $4)
         RETURNING l.state_id
     ), event AS (
         INSERT INTO events (state_id, state_name, action, actor, detail)
-        SELECT h.state_id, $1, $3, $4, {_EVENT_DETAIL.format("h.info")}
+        SELECT h.state_id, $1, CASE WHEN h.own THEN 'unlock' ELSE 'force-unlock' END, $3,
+               {_EVENT_DETAIL.format("h.info", "h.holder")}
         FROM holder h JOIN released r ON r.state_id = h.state_id
     )
-    SELECT h.lock_id, h.info, EXISTS (SELECT 1 FROM released) AS released FROM holder h"""
+    SELECT h.lock_id, h.info, h.holder, EXISTS (SELECT 1 FROM released) AS released
+    FROM holder h"""
 
 
-async def lock(conn: asyncpg.Connection, name: str, info: dict[str, Any], *, actor: str) -> bool:
-    """Take the lock of state `name` for the LockInfo `info` (its "ID" names the lock).
+async def lock(
+    conn: asyncpg.Connection, name: str, info: dict[str, Any], *, who: Principal
+) -> bool:
+    """Take the lock of state `name` for the LockInfo `info` (its "ID" names the lock),
+    held by `who`.
 
     The state need not exist yet. Returns False when that very lock was already
-    held (a LOCK retried after a lost response); raises Locked with the holder's
-    LockInfo when another lock is held.
+    held by `who` (a LOCK retried after a lost response); raises Locked with the
+    holder's LockInfo when another lock is held, or this one by another token.
     """
     while True:
-        row = await conn.fetchrow(_LOCK, name, info["ID"], info, actor)
+        row = await conn.fetchrow(_LOCK, name, info["ID"], info, who.name)
         # never None: the upsert of the state's row (DO UPDATE) always returns it
         assert row is not None
         if row["taken"]:
@@ -122,7 +179,7 @@ async def lock(conn: asyncpg.Connection, name: str, info: dict[str, Any], *, act
         async with conn.transaction():
             await _hold(conn, name)
             holder = await _holder(conn, row["state_id"])
-            if holder is not None and holder["lock_id"] != info["ID"]:
+            if holder is not None and (holder["lock_id"] != info["ID"] or not holds(who, holder)):
                 raise _locked(name, holder)
             if holder is not None:
                 return False
@@ -130,21 +187,24 @@ async def lock(conn: asyncpg.Connection, name: str, info: dict[str, Any], *, act
 
 
 async def unlock(
-    conn: asyncpg.Connection, name: str, lock_id: str | None, *, force: bool, actor: str
+    conn: asyncpg.Connection, name: str, lock_id: str | None, *, who: Principal
 ) -> bool:
-    """Release the lock of state `name`; `lock_id` must be the holder's, or None to
-    release whatever lock is held. `force` records it as a force-unlock.
+    """Release the lock of state `name` for `who`; `lock_id` must be the lock's, or None
+    to release whatever lock is held (a force-unlock: the caller checks `who` is an admin).
 
     Returns False when no lock was held (a retried UNLOCK); raises Locked with
-    the holder's LockInfo when another lock is held.
+    the holder's LockInfo when another lock is held, Forbidden naming the holder
+    when `who` names a lock it does not hold.
     """
-    action = "force-unlock" if force else "unlock"
-    holder = await conn.fetchrow(_UNLOCK, name, lock_id, action, actor)
+    doing = f"UNLOCK state {name!r}"
+    holder = await conn.fetchrow(_UNLOCK, name, lock_id, who.name, who.has(Role.ADMIN))
     if holder is None:
         return False
-    if not holder["released"]:
+    if holder["released"]:
+        return True
+    if holder["lock_id"] != lock_id:
         raise _locked(name, holder)
-    return True
+    raise not_the_holder(who, name, holder, doing)
 
 
 async def guarded_write(
@@ -154,21 +214,22 @@ async def guarded_write(
     lock_id: str | None,
     *,
     state: ScannedState | EncryptedState,
-    actor: str,
+    who: Principal,
     keep_last: int | None = None,
     servers: Sequence[Server] = (),
 ) -> Written:
     """Store `body` as the next version of `name` (store.write_version's rules), refused
-    with Locked while a lock is held under another ID than `lock_id`. With no lock
-    held the write goes through (`terraform apply -lock=false`)."""
+    with Locked while a lock is held under another ID than `lock_id`, and Forbidden
+    under a lock `who` does not hold. With no lock held the write goes through
+    (`terraform apply -lock=false`)."""
     async with conn.transaction():
         state_id = await _hold_or_create(conn, name)
-        await _refuse_other_holder(conn, state_id, name, lock_id)
+        await _refuse_other_holder(conn, state_id, name, lock_id, who, f"POST state {name!r}")
         return await write_version(
             conn,
             name,
             body,
-            actor=actor,
+            actor=who.name,
             state=state,
             detail={"lock": lock_id} if lock_id else None,
             keep_last=keep_last,
@@ -177,13 +238,13 @@ async def guarded_write(
 
 
 async def guarded_delete(
-    conn: asyncpg.Connection, name: str, lock_id: str | None, *, actor: str
+    conn: asyncpg.Connection, name: str, lock_id: str | None, *, who: Principal
 ) -> int:
-    """Delete state `name` and its history, refused with Locked while a lock is held
-    under another ID than `lock_id`. Returns how many versions went."""
+    """Delete state `name` and its history (its lock goes with it), refused as a write
+    under a lock is. Returns how many versions went."""
     async with conn.transaction():
         state_id = await _hold(conn, name)
         if state_id is None:
             raise NotFound(f"no state {name!r}")
-        await _refuse_other_holder(conn, state_id, name, lock_id)
-        return await delete_state(conn, state_id, name, actor=actor)
+        await _refuse_other_holder(conn, state_id, name, lock_id, who, f"DELETE state {name!r}")
+        return await delete_state(conn, state_id, name, actor=who.name)

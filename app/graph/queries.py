@@ -163,7 +163,7 @@ async def outputs_of(
 
 async def locks_of(conn: asyncpg.Connection, state_ids: list[UUID]) -> dict[UUID, asyncpg.Record]:
     records = await conn.fetch(
-        """SELECT state_id, lock_id, info, info->>'Who' AS who,
+        """SELECT state_id, lock_id, info, holder, info->>'Who' AS who,
                   info->>'Operation' AS operation, created_at
            FROM state_locks WHERE state_id = ANY($1::uuid[])""",
         state_ids,

@@ -2,27 +2,39 @@
 caller x a target inside or outside the caller's states and scopes.
 
 Callers: no token, a bad one, an expired one, a revoked one (all 401, health aside);
-`read` and `write` tokens for states `team/*` and IaC scope `crm`; an `admin` token for
-everything. Inside: state `team/...`, scope `crm`; outside: `other/...`, scope `hr`.
+`read`, `plan` and `write` tokens for states `team/*` and IaC scope `crm`; an `admin`
+token for everything. Inside: state `team/...`, scope `crm`; outside: `other/...`,
+scope `hr`.
 
-What each operation needs (NEEDS below), and what each caller then gets:
+What each operation needs (NEEDS below), and what each caller then gets (`plan` gets
+what `read` gets, but for plan_place):
 
-    need           read in/out        write in/out     admin   what it covers
-    open           ok / ok            ok / ok          ok      health
-    any            ok / ok            ok / ok          ok      /metrics, policies, console,
-                                                               dashboard lists (filtered:
-                                                               tests/dashboard/test_access.py)
-    seen           seen / hidden      seen / hidden    seen    reads, a dashboard page of a
-                                                               state: the outside is absent
-    read_place     ok / 403           ok / 403         ok      GET raw of an iac: state
-    write_place    403 / 403          ok / 403         ok      backend, IaC, catalog writes
-                                                               in a scope given by slug
-    write_object   403 / 403          ok / hidden      ok      catalog writes on an object
-                                                               by ID: an outside one is
-                                                               absent (NOT_FOUND)
-    write          403 / 403          ok / ok          ok      catalog writes by an absent ID
-    admin          403 / 403          403 / 403        ok      prune, policies, tokens, force
-    iac_refused    403 / 403          403 / 403        403     POST/LOCK/DELETE of iac:*
+    need           read in/out      plan in/out    write in/out   admin   what it covers
+    open           ok / ok          ok / ok        ok / ok        ok      health
+    any            ok / ok          ok / ok        ok / ok        ok      /metrics, policies,
+                                                                          console, viewer,
+                                                                          dashboard lists
+                                                                          (filtered: tests/
+                                                                          dashboard/test_access.py)
+    seen           seen / hidden    seen / hidden  seen / hidden  seen    reads, a dashboard
+                                                                          page of a state: the
+                                                                          outside is absent
+    read_place     ok / 403         ok / 403       ok / 403       ok      GET of an iac: state,
+                                                                          GET of a state (read:
+                                                                          its outputs alone)
+    plan_place     403 / 403        ok / 403       ok / 403       ok      LOCK/UNLOCK for a plan
+    write_place    403 / 403        403 / 403      ok / 403       ok      backend, IaC, catalog
+                                                                          writes in a scope given
+                                                                          by slug, output readers
+    write_object   403 / 403        403 / 403      ok / hidden    ok      catalog writes on an
+                                                                          object by ID: an outside
+                                                                          one is absent (NOT_FOUND)
+    write          403 / 403        403 / 403      ok / ok        ok      catalog writes by an
+                                                                          absent ID
+    admin          403 / 403        403 / 403      403 / 403      ok      prune, policies,
+                                                                          tokens, force-unlock
+    iac_refused    403 / 403        403 / 403      403 / 403      403     POST/LOCK/DELETE of
+                                                                          iac:*
 
 `ok` is any answer but 401/403 and a 5xx (the live server fails the test on a 5xx):
 the access check let it through, and the operation said what it says to anyone
@@ -64,6 +76,7 @@ class Need(enum.Enum):
     ANY = "any"
     SEEN = "seen"
     READ_PLACE = "read_place"
+    PLAN_PLACE = "plan_place"
     WRITE_PLACE = "write_place"
     WRITE_OBJECT = "write_object"
     WRITE = "write"
@@ -71,7 +84,7 @@ class Need(enum.Enum):
     IAC_REFUSED = "iac_refused"
 
 
-CALLERS = ("none", "bad", "expired", "revoked", "read", "write", "admin")
+CALLERS = ("none", "bad", "expired", "revoked", "read", "plan", "write", "admin")
 UNAUTHENTICATED = ("none", "bad", "expired", "revoked")
 
 
@@ -89,6 +102,8 @@ def expected(need: Need, caller: str, inside: bool) -> str:
             return "seen" if admin or inside else "hidden"
         case Need.READ_PLACE:
             return "ok" if admin or inside else "403"
+        case Need.PLAN_PLACE:
+            return "ok" if admin or (caller in ("plan", "write") and inside) else "403"
         case Need.WRITE_PLACE:
             return "ok" if admin or (caller == "write" and inside) else "403"
         case Need.WRITE_OBJECT:
@@ -219,6 +234,7 @@ QUERIES: dict[str, Op] = {
         _edges("violations"),
     ),
     "Query.tokens": Op(Need.ADMIN, selection="{ name }"),
+    "Query.viewer": Op(Need.ANY, selection="{ name role }"),
     # the matrix's states read no other: what links show is tests/api/test_across.py's
     "Query.statesGraph": Op(Need.ANY, selection="{ states { name } }"),
     "Query.staleConsumers": Op(Need.ANY, lambda p: {"state": p.state}, "{ consumer { name } }"),
@@ -280,6 +296,9 @@ MUTATIONS: dict[str, Op] = {
         Need.ADMIN, lambda p: {"name": f"t-{uuid.uuid4().hex[:8]}", "role": "READ"}
     ),
     "Mutation.revokeToken": Op(Need.ADMIN, lambda p: {"name": "absent"}),
+    "Mutation.setOutputReaders": Op(
+        Need.WRITE_PLACE, lambda p: {"state": p.state, "states": []}, "{ tokens }"
+    ),
 }
 GRAPHQL = {**QUERIES, **MUTATIONS}
 
@@ -298,19 +317,29 @@ def _lock(p: Place) -> bytes:
     return json.dumps(lock_info("held-by-someone")).encode()
 
 
+def _plan_lock(p: Place) -> bytes:
+    return json.dumps({**lock_info("held-for-a-plan"), "Operation": "OperationTypePlan"}).encode()
+
+
 ROUTES: dict[str, Call] = {
     "GET /graphql": Call("GET", lambda p: "/graphql?query={__typename}", Need.ANY),
     "GET /livez": Call("GET", lambda p: "/livez", Need.OPEN),
     "GET /readyz": Call("GET", lambda p: "/readyz", Need.OPEN),
     "GET /healthz": Call("GET", lambda p: "/healthz", Need.OPEN),
     "GET /metrics": Call("GET", lambda p: "/metrics", Need.ANY),
-    "GET /states (terraform)": Call("GET", lambda p: f"/states/{p.state}", Need.WRITE_PLACE),
+    "GET /states (terraform)": Call("GET", lambda p: f"/states/{p.state}", Need.READ_PLACE),
     "POST /states": Call(
         "POST", lambda p: f"/states/{p.written}", Need.WRITE_PLACE, lambda p: tf_state()
     ),
     "LOCK /states": Call("LOCK", lambda p: f"/states/{p.written}", Need.WRITE_PLACE, _lock),
     "UNLOCK /states (its own lock)": Call(
         "UNLOCK", lambda p: f"/states/{p.written}", Need.WRITE_PLACE, _lock
+    ),
+    "LOCK /states (for a plan)": Call(
+        "LOCK", lambda p: f"/states/{p.written}", Need.PLAN_PLACE, _plan_lock
+    ),
+    "UNLOCK /states (its own plan lock)": Call(
+        "UNLOCK", lambda p: f"/states/{p.written}", Need.PLAN_PLACE, _plan_lock
     ),
     "UNLOCK /states (force)": Call("UNLOCK", lambda p: f"/states/{p.written}", Need.ADMIN),
     "DELETE /states": Call("DELETE", lambda p: f"/states/{p.written}", Need.WRITE_PLACE),
@@ -413,6 +442,7 @@ def world(server: LiveServer, database_url: str) -> Iterator[tuple[dict[str, Pla
         scoped = {"states": ["team/*"], "scopes": ["crm"]}
         secrets = {
             "read": token("dash", "READ", **scoped),
+            "plan": token("pr", "PLAN", **scoped),
             "write": token("ci", "WRITE", **scoped),
             "admin": token("root", "ADMIN"),
             "expired": token("old", "ADMIN", 1e-9),
@@ -529,6 +559,7 @@ def test_the_matrix(server: LiveServer, world) -> None:
         found = _gql(client, EVENTS, {"state": places["inside"].written})["events"]["edges"]
     actors = {(e["node"]["action"], e["node"]["actor"]) for e in found}
     assert {("write", "ci"), ("lock", "ci"), ("unlock", "ci"), ("delete", "ci")} <= actors
+    assert {("lock", "pr"), ("unlock", "pr")} <= actors  # a lock for a plan, and its release
 
 
 EVENTS = """query($state: String!) {

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from tests.backend.conftest import TOKENS, http_client
 from tests.backend.helpers import (
     assert_error,
     content_md5,
@@ -88,18 +89,28 @@ async def test_force_unlock_with_an_empty_body_releases_any_lock(client, conn) -
         "id": stale["ID"],
         "who": "crashed@runner",
         "operation": "OperationTypeApply",
+        "holder": "tf",
     }
 
 
-async def test_opentofu_force_unlock_names_the_lock_by_id(client, conn) -> None:
-    stale = lock_info()
-    await lock(client, stale)
-    # OpenTofu marshals a LockInfo holding nothing but the ID
-    only_id = {**dict.fromkeys(stale, ""), "Created": "0001-01-01T00:00:00Z"}
-    wrong = await unlock(client, json.dumps({**only_id, "ID": "not-it"}).encode())
-    assert assert_error(wrong, 409, "LOCKED")["ID"] == stale["ID"]
-    assert (await unlock(client, json.dumps({**only_id, "ID": stale["ID"]}).encode())).is_success
-    assert [e["action"] for e in await events(conn, NAME)] == ["lock", "force-unlock"]
+async def test_opentofu_force_unlock_names_the_lock_by_id(server, client, conn) -> None:
+    """Its holder releases it (an unlock); another admin force-unlocks it."""
+    only_id = {**dict.fromkeys(lock_info(), ""), "Created": "0001-01-01T00:00:00Z"}
+    async with http_client(server, ("ci", TOKENS["ci"])) as other_admin:
+        for releaser in (client, other_admin):
+            stale = lock_info()
+            await lock(client, stale)
+            # OpenTofu marshals a LockInfo holding nothing but the ID
+            wrong = await unlock(releaser, json.dumps({**only_id, "ID": "not-it"}).encode())
+            assert assert_error(wrong, 409, "LOCKED")["ID"] == stale["ID"]
+            named = json.dumps({**only_id, "ID": stale["ID"]}).encode()
+            assert (await unlock(releaser, named)).is_success
+    assert [(e["action"], e["actor"]) for e in await events(conn, NAME)] == [
+        ("lock", "tf"),
+        ("unlock", "tf"),
+        ("lock", "tf"),
+        ("force-unlock", "ci"),
+    ]
 
 
 async def test_unlocking_what_is_not_locked_is_harmless(client, conn) -> None:

@@ -7,7 +7,7 @@ import re
 import asyncpg
 import pytest
 
-from app.access import Role
+from app.access import Principal, Role
 from app.catalog.scopes import create_scope
 from app.graph import locks
 from app.graph.store import write_version
@@ -22,7 +22,7 @@ async def world(conn: asyncpg.Connection, db_token) -> str:
     for side in ("team", "other"):
         await write_version(conn, f"{side}/app", _hub(2), actor="ci")
         info = {"ID": f"lock-{side}", "Who": f"{side}@laptop", "Operation": "apply"}
-        await locks.lock(conn, f"{side}/app", info, actor="ci")
+        await locks.lock(conn, f"{side}/app", info, who=Principal("ci", Role.WRITE))
     for slug in ("crm", "hr"):
         await create_scope(conn, slug, slug.upper())
         await _apply(conn, slug, "sys", ["contacts"])

@@ -9,6 +9,7 @@ import asyncpg
 import httpx
 import pytest
 
+from app.access import Principal, Role
 from app.catalog.scopes import create_scope
 from app.dashboard.pages import DRAWN_PER_LAYER, MASK, TIMELINE
 from app.graph import locks
@@ -63,7 +64,7 @@ async def test_overview_lists_states_with_serial_writer_lock_totals_and_events(
         assert serial
     await write_version(conn, "team/app", _hub(2), actor="alice")
     info = {"ID": "lock-1", "Who": "bob@laptop", "Operation": "OperationTypeApply"}
-    await locks.lock(conn, "team/app", info, actor="bob")
+    await locks.lock(conn, "team/app", info, who=Principal("bob", Role.WRITE))
     html = await page(client, "/")
     rows = dict(re.findall(r'<tr data-state="([^"]+)">(.*?)</tr>', html, re.S))
     assert set(rows) == {"team/net", "team/app"}
@@ -85,7 +86,9 @@ async def test_state_page_shows_versions_diff_outputs_masked_resources_and_lock(
     document["serial"] = 7
     document["outputs"]["db_password"] = {"value": "hunter2", "type": "string", "sensitive": True}
     await write_version(conn, "team/net", json.dumps(document).encode(), actor="ci")
-    await locks.lock(conn, "team/net", {"ID": "l-9", "Who": "carol@ci"}, actor="carol")
+    await locks.lock(
+        conn, "team/net", {"ID": "l-9", "Who": "carol@ci"}, who=Principal("carol", Role.WRITE)
+    )
     html = await page(client, "/ui/state", {"name": "team/net"})
     assert re.findall(r'<tr data-serial="(\d+)">', html) == [str(s) for s in range(7, 0, -1)]
     assert "hunter2" not in html and "(sensitive)" in html
@@ -169,7 +172,9 @@ async def test_blast_radius_picture_draws_each_depth_up_to_the_limit(
 async def test_pages_of_a_state_with_only_a_lock_and_of_a_leaf(
     client, conn: asyncpg.Connection
 ) -> None:
-    await locks.lock(conn, "team/new", {"ID": "first", "Who": "fay@ci"}, actor="fay")
+    await locks.lock(
+        conn, "team/new", {"ID": "first", "Who": "fay@ci"}, who=Principal("fay", Role.WRITE)
+    )
     overview = await page(client, "/")
     row = re.search(r'<tr data-state="team/new">(.*?)</tr>', overview, re.S)
     assert row and 'class="num serial"><' in row.group(1) and "fay@ci" in row.group(1)

@@ -9,6 +9,7 @@ import asyncpg
 import pytest
 
 from app import db
+from app.access import Principal, Role
 from app.graph.events import append_event
 from app.graph.locks import lock
 from app.graph.notify import APPLICATION_NAME, EventFeed, SubscriberTooSlow
@@ -34,7 +35,8 @@ async def test_committed_events_reach_every_subscriber_in_order(feed, conn) -> N
         async with conn.transaction():
             await append_event(conn, state_name="a", action="write", actor="x", serial=1)
             await append_event(conn, state_name="b", action="prune", actor="y")
-        await lock(conn, "c", lock_info("L1"), actor="z")  # events written in SQL of its own
+        # events written in SQL of its own
+        await lock(conn, "c", lock_info("L1"), who=Principal("z", Role.WRITE))
         for rows in (first, second):
             got = [await _next(rows) for _ in range(3)]
             assert [(r["state_name"], r["action"], r["actor"]) for r in got] == [
@@ -46,6 +48,7 @@ async def test_committed_events_reach_every_subscriber_in_order(feed, conn) -> N
                 "id": "L1",
                 "who": "alice@laptop",
                 "operation": "OperationTypeApply",
+                "holder": "z",
             }
 
 

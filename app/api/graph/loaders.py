@@ -17,7 +17,7 @@ from strawberry.dataloader import DataLoader
 from app.api.loaders import by_key, paged
 from app.api.pagination import PageArgs
 from app.config import Settings
-from app.graph import across, diff, edges, events, history, links, queries, resources
+from app.graph import across, diff, edges, events, history, links, queries, readers, resources
 from app.graph.edges import Direction, WalkLimits
 from app.graph.resources import ResourceFilter, ResourceKey
 
@@ -88,6 +88,10 @@ class GraphLoaders:
     @cached_property
     def lock(self) -> DataLoader[UUID, Any]:
         return by_key(self.pool, queries.locks_of)
+
+    @cached_property
+    def output_readers(self) -> DataLoader[UUID, Any]:
+        return by_key(self.pool, readers.readers_by_id)
 
     @cached_property
     def outputs(self) -> DataLoader[UUID, Any]:

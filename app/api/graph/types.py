@@ -32,6 +32,7 @@ from app.api.pagination import (
     page_args,
 )
 from app.api.prefetch import ListField, Lists, prefetch_below, resolve
+from app.api.readers.types import StateReaders
 from app.db import Row
 from app.errors import BadInput
 from app.graph import across, edges, events, inventory, queries, resources
@@ -133,6 +134,7 @@ class StateFilter:
 @strawberry.type
 class Lock:
     id: str
+    holder: str | None = strawberry.field(description="The token that took it.")
     who: str | None
     operation: str | None
     created: datetime
@@ -361,7 +363,7 @@ class Event(relay.Node):
 
 
 @strawberry.type
-class State(relay.Node):
+class State(StateReaders, relay.Node):
     id: relay.NodeID[str]
     name: str
     kind: StateKind
@@ -376,6 +378,7 @@ class State(relay.Node):
             return None
         return Lock(
             id=r["lock_id"],
+            holder=r["holder"],
             who=r["who"],
             operation=r["operation"],
             created=r["created_at"],
