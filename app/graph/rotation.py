@@ -6,7 +6,10 @@ key's values) and stored again as a write would store it now: raw chunks (their 
 keyed, so each version's list of hashes follows), versions' MD5, rows' secrets and the
 content hashes that depend on them. Rows written before migration 0014, which hold their
 secrets in place, are split; versions still holding their bytes inline (before 0009) are
-moved to chunks when there is a key.
+moved to chunks when there is a key. Output and link digests are made again under the
+current key (app/graph/digests.py), and each state's sensitive outputs are taken out of
+its consumers' rows that still hold them (app/graph/sealing.py; rows written before
+migration 0021).
 
 It runs state by state, in batches, each batch one transaction under the state's row
 lock (the lock writers take): a write waits for at most one batch, readers never wait,
@@ -27,6 +30,7 @@ import zstandard
 from app import crypto
 from app.graph import digests
 from app.graph.raw import MD5_BYTES, open_md5, save_raw, seal_md5
+from app.graph.sealing import reseal_consumers
 from app.graph.sensitive import opened
 from app.graph.store import (
     INSTANCE_SELECT,
@@ -52,7 +56,8 @@ class Rotated:
     states: int = 0
     counts: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
-            ("inline", "chunks", "md5", "resources", "outputs", "digests", "links"), 0
+            ("inline", "chunks", "md5", "resources", "outputs", "digests", "links", "consumers"),
+            0,
         )
     )
 
@@ -80,6 +85,8 @@ async def rotate(
     done = Rotated()
     for state in await conn.fetch("SELECT id, name FROM states ORDER BY name"):
         counts = await rotate_state(conn, state["id"])
+        async with conn.transaction():  # its sensitive outputs, in rows of its consumers
+            counts["consumers"] = await reseal_consumers(conn, state["name"])
         if any(counts.values()):
             done.states += 1
             for kind, count in counts.items():
