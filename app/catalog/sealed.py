@@ -20,7 +20,7 @@ import asyncpg
 
 from app import crypto
 from app.catalog.kinds import SERVER_OWNED_SETTINGS, Kind
-from app.graph.sensitive import Path, Secret, join, locate, pack_form, split, unpack
+from app.graph.sensitive import Path, Secret, join, locate, pack_form, split
 from app.jsonutil import dumps, loads
 from app.secretnames import MASK, masked, secret_paths
 
@@ -75,7 +75,9 @@ def opened(kind: Kind, stored: bytes | None) -> Secrets:
     if not stored:
         return {}
     packed = loads(crypto.keyring().open(bytes(stored), _context(kind)))
-    return {name: unpack(dumps(secrets)) for name, secrets in packed.items()}
+    return {
+        name: [(tuple(path), value) for path, value in secrets] for name, secrets in packed.items()
+    }
 
 
 def split_values(
