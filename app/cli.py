@@ -204,8 +204,10 @@ def rotate_key() -> None:
     import asyncpg
 
     from app import crypto, db
+    from app.catalog.kinds import RESOURCE_KINDS
+    from app.catalog.sealed import reseal_catalog
     from app.graph import rotation
-    from app.iac.state import reseal_hash_key
+    from app.iac.state import reseal_hash_key, reseal_state_secrets, secret_key
 
     settings = _settings()
     crypto.use(crypto.Keyring(settings.encryption_key, settings.encryption_key_old))
@@ -227,6 +229,10 @@ def rotate_key() -> None:
             await db.migrate(conn)
             done = await rotation.rotate(conn, progress)
             done.counts["iac key"] = await reseal_hash_key(conn)
+            async with conn.transaction():
+                done.counts["catalog"] = await reseal_catalog(conn, list(RESOURCE_KINDS.values()))
+                key = await secret_key(conn, settings.secret_key)
+                done.counts["iac state"] = await reseal_state_secrets(conn, key)
             return done
         finally:
             await conn.close()

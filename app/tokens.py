@@ -4,12 +4,17 @@ are events on the audit trail (`token-create`, `token-revoke`, `token-expire`, w
 empty state name: app.graph.events.TOKEN_EVENTS), written in the transaction that does
 them.
 
-A token is 256 random bits, so its plain SHA-256 is the right thing to keep: a slow
-password hash (bcrypt, argon2) guards guessable secrets against guessing, and nobody
-guesses 2^256; a fast hash lets the lookup be one indexed equality.
+A token is 256 random bits, so a fast hash is the right thing to keep: a slow password
+hash (bcrypt, argon2) guards guessable secrets against guessing, and nobody guesses
+2^256; a fast hash lets the lookup be one indexed equality. It is keyed (HMAC-SHA256
+under a key derived from the database's secret key, app/iac/state.py, itself sealed under
+INFRAGRAPH_ENCRYPTION_KEY when set), so a dump cannot confirm that a string seen
+elsewhere is a live token. Tokens made before are kept as their plain SHA-256, and
+still found by it.
 """
 
 import hashlib
+import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,13 +26,31 @@ from app.access import Principal, Role, checked_globs, checked_scopes
 from app.db import Row
 from app.errors import BadInput, Conflict, NotFound
 from app.graph.events import TOKEN_EVENTS, append_event
+from app.iac.state import secret_key
 
 TOKEN_PREFIX = "igt_"  # says what a leaked string is (and lets secret scanners find it)
 TOUCH_EVERY_S = 60  # last_used_at is written at most this often per token
 
 
 def token_hash(token: str) -> bytes:
+    """The plain SHA-256 of a token: how tokens made before keyed hashes are kept (and a
+    process's own cache key)."""
     return hashlib.sha256(token.encode()).digest()
+
+
+_hash_key: bytes | None = None  # the process's copy of the key of keyed token hashes
+
+
+async def _key(conn: asyncpg.Connection, *, reload: bool = False) -> bytes:
+    global _hash_key
+    if _hash_key is None or reload:
+        database_key = await secret_key(conn, None)
+        _hash_key = hmac.new(database_key, b"infragraph token hash", hashlib.sha256).digest()
+    return _hash_key
+
+
+def keyed_hash(token: str, key: bytes) -> bytes:
+    return hmac.new(key, token.encode(), hashlib.sha256).digest()
 
 
 @dataclass(frozen=True)
@@ -69,7 +92,7 @@ async def create_token(
             RETURNING {_COLUMNS}
             """,
             name,
-            token_hash(token),
+            keyed_hash(token, await _key(conn, reload=True)),  # the database's key as it is now
             role.value,
             checked_globs(state_globs),
             checked_scopes(scopes),
@@ -175,7 +198,7 @@ async def seconds_to_next_expiry(conn: asyncpg.Connection) -> float | None:
 _FIND = f"""
     WITH found AS (
         SELECT name, role, state_globs, scopes, expires_at, revoked_at, last_used_at
-        FROM api_tokens WHERE token_hash = $1
+        FROM api_tokens WHERE token_hash = ANY($1::bytea[])
     ), touched AS (
         UPDATE api_tokens t SET last_used_at = now()
         FROM found
@@ -188,7 +211,12 @@ _FIND = f"""
 
 
 async def find_token(conn: asyncpg.Connection, token: str) -> Found | None:
-    r = await conn.fetchrow(_FIND, token_hash(token))
+    """The token kept by its keyed hash (or, made before, its plain one). On a miss the
+    key is read again: the database's may have been made anew (a restore, an empty one)."""
+    key = await _key(conn)
+    r = await conn.fetchrow(_FIND, [keyed_hash(token, key), token_hash(token)])
+    if r is None and (fresh := await _key(conn, reload=True)) != key:
+        r = await conn.fetchrow(_FIND, [keyed_hash(token, fresh)])
     if r is None:
         return None
     principal = Principal(r["name"], Role(r["role"]), tuple(r["state_globs"]), tuple(r["scopes"]))

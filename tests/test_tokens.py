@@ -60,7 +60,10 @@ async def test_a_token_is_kept_as_its_hash_only(conn, database_url) -> None:
     assert secret.startswith("igt_") and len(secret) > 40
     assert "token_hash" not in row and secret not in str(row)
     kept = await conn.fetchval("SELECT token_hash FROM api_tokens WHERE name = 'ci'")
-    assert kept == hashlib.sha256(secret.encode()).digest()
+    # keyed: the plain hash of a token confirms nothing
+    assert kept != hashlib.sha256(secret.encode()).digest()
+    kept_rows = str(await conn.fetch("SELECT * FROM api_tokens"))
+    assert hashlib.sha256(secret.encode()).hexdigest() not in kept_rows
     dumping = await asyncio.create_subprocess_exec(
         "pg_dump", "--data-only", database_url, stdout=asyncio.subprocess.PIPE
     )

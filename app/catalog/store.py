@@ -11,6 +11,7 @@ from typing import Any
 
 import asyncpg
 
+from app.catalog import sealed
 from app.catalog.kinds import Kind
 from app.errors import Conflict, NotFound
 
@@ -27,11 +28,18 @@ def _uuids_as_text(value: Any) -> Any:
     return value
 
 
-def to_dict(kind: Kind, row: asyncpg.Record) -> dict[str, Any]:
-    out = {"kind": kind.name, **{name: _uuids_as_text(value) for name, value in row.items()}}
+def to_dict(kind: Kind, row: asyncpg.Record, *, reveal: bool = False) -> dict[str, Any]:
+    """The row as a dict, its secrets masked (app/catalog/sealed.py); put back with
+    `reveal`, for what acts on them (an IaC plan), never for what is shown."""
+    out = {
+        "kind": kind.name,
+        **{name: _uuids_as_text(value) for name, value in row.items() if name != "secrets"},
+    }
     if kind.name == "view":
         out["columns"] = [f"{out['table_id']}:{key}" for key in out["columns"]]
-    return out
+    if not sealed.fields_of(kind):
+        return out
+    return sealed.revealed(kind, out, row["secrets"]) if reveal else sealed.mask_row(kind, out)
 
 
 def row_id(kind: Kind, resource_id: Any) -> Any:
@@ -54,7 +62,12 @@ def _conflict(kind: Kind, exc: asyncpg.UniqueViolationError, values: Mapping[str
 
 
 async def fetch(
-    conn: asyncpg.Connection, kind: Kind, resource_id: Any, *, lock: bool = False
+    conn: asyncpg.Connection,
+    kind: Kind,
+    resource_id: Any,
+    *,
+    lock: bool = False,
+    reveal: bool = False,
 ) -> dict[str, Any]:
     """One row; lock=True holds it (FOR NO KEY UPDATE) until the transaction ends."""
     row = await conn.fetchrow(
@@ -63,7 +76,7 @@ async def fetch(
     )
     if row is None:
         raise NotFound(f"no {kind.name} {resource_id!r}")
-    return to_dict(kind, row)
+    return to_dict(kind, row, reveal=reveal)
 
 
 async def by_ids(
@@ -79,7 +92,7 @@ async def by_ids(
 
 
 async def children(
-    conn: asyncpg.Connection, kind: Kind, parent_ids: Iterable[Any]
+    conn: asyncpg.Connection, kind: Kind, parent_ids: Iterable[Any], *, reveal: bool = False
 ) -> dict[str, list[dict[str, Any]]]:
     """The rows of each parent, in creation order: one query for any number of parents."""
     parents = [str(p) for p in parent_ids]
@@ -90,13 +103,16 @@ async def children(
         parents,
     )
     for row in rows:
-        out[str(row[kind.parent_column])].append(to_dict(kind, row))
+        out[str(row[kind.parent_column])].append(to_dict(kind, row, reveal=reveal))
     return out
 
 
 async def insert(
     conn: asyncpg.Connection, kind: Kind, parent_id: Any, values: Mapping[str, Any]
 ) -> dict[str, Any]:
+    values, secrets = sealed.split_values(kind, values)
+    if sealed.fields_of(kind):
+        values["secrets"] = secrets
     columns = ([kind.parent] if kind.parent else []) + list(values)
     args = ([str(parent_id)] if kind.parent else []) + list(values.values())
     placeholders = ", ".join(f"${i}" for i in range(1, len(args) + 1))
@@ -117,6 +133,12 @@ async def update(
 ) -> dict[str, Any]:
     if not values:
         return await fetch(conn, kind, resource_id)
+    if any(name in values for name in sealed.fields_of(kind)):
+        # the secrets column holds every field's: the ones not written are kept
+        current = await fetch(conn, kind, resource_id, reveal=True)
+        merged = {name: current[name] for name in sealed.fields_of(kind)}
+        values, secrets = sealed.split_values(kind, {**merged, **values}, current)
+        values["secrets"] = secrets
     sets = ", ".join(f"{_q(name)} = ${i}" for i, name in enumerate(values, 2))
     try:
         row = await conn.fetchrow(

@@ -15,6 +15,7 @@ from uuid import UUID
 
 import asyncpg
 
+from app.graph.digests import digest_args, digest_sql
 from app.graph.events import STALE, append_event
 from app.tfstate import InstanceRow
 from app.tfstate.remote import Lineage, Server, remote_reads
@@ -86,12 +87,14 @@ async def write_links(
     positions = sorted(new_rows)
     reads = remote_reads([new_rows[p] for p in positions], servers)
     if reads:
-        # each output read by the hash of its value: the values stay in the data source's row
+        # each output read by the (keyed) digest of its value: the values stay in the data
+        # source's row (app/graph/digests.py)
         await conn.execute(
-            """INSERT INTO state_links
+            f"""INSERT INTO state_links
                    (state_id, resource_id, serial_from, address, producer_name, outputs)
                SELECT $1, n.resource_id, $2, n.address, n.producer,
-                      (SELECT coalesce(jsonb_object_agg(o.key, md5(o.value::text)), '{}')
+                      (SELECT coalesce(jsonb_object_agg(o.key, {digest_sql("o.value::text", 7)}),
+                                       '{{}}')
                        FROM jsonb_each(n.outputs) AS o)
                FROM unnest($3::uuid[], $4::text[], $5::text[], $6::jsonb[])
                    AS n (resource_id, address, producer, outputs)""",
@@ -101,6 +104,7 @@ async def write_links(
             [new_rows[positions[read.position]].address for read in reads],
             [read.producer for read in reads],
             [read.outputs for read in reads],
+            *digest_args(),
         )
 
 

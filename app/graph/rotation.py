@@ -6,7 +6,10 @@ key's values) and stored again as a write would store it now: raw chunks (their 
 keyed, so each version's list of hashes follows), versions' MD5, rows' secrets and the
 content hashes that depend on them. Rows written before migration 0014, which hold their
 secrets in place, are split; versions still holding their bytes inline (before 0009) are
-moved to chunks when there is a key.
+moved to chunks when there is a key. Output and link digests are made again under the
+current key (app/graph/digests.py), and each state's sensitive outputs are taken out of
+its consumers' rows that still hold them (app/graph/sealing.py; rows written before
+migration 0021).
 
 It runs state by state, in batches, each batch one transaction under the state's row
 lock (the lock writers take): a write waits for at most one batch, readers never wait,
@@ -25,7 +28,10 @@ import asyncpg
 import zstandard
 
 from app import crypto
+from app.graph import digests
 from app.graph.raw import MD5_BYTES, open_md5, save_raw, seal_md5
+from app.graph.sealing import reseal_consumers
+from app.graph.sensitive import opened
 from app.graph.store import (
     INSTANCE_SELECT,
     OUTPUT_SELECT,
@@ -35,6 +41,8 @@ from app.graph.store import (
     stored_instance,
     stored_output,
 )
+from app.jsonutil import dumps
+from app.tfstate.remote import remote_outputs
 
 # Rows per batch; chunks per batch (at most 256 KiB each: 16 MiB at most)
 BATCH_ROWS = 500
@@ -48,7 +56,8 @@ class Rotated:
     states: int = 0
     counts: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(
-            ("inline", "chunks", "md5", "resources", "outputs"), 0
+            ("inline", "chunks", "md5", "resources", "outputs", "digests", "links", "consumers"),
+            0,
         )
     )
 
@@ -76,6 +85,8 @@ async def rotate(
     done = Rotated()
     for state in await conn.fetch("SELECT id, name FROM states ORDER BY name"):
         counts = await rotate_state(conn, state["id"])
+        async with conn.transaction():  # its sensitive outputs, in rows of its consumers
+            counts["consumers"] = await reseal_consumers(conn, state["name"])
         if any(counts.values()):
             done.states += 1
             for kind, count in counts.items():
@@ -93,6 +104,8 @@ async def rotate_state(conn: asyncpg.Connection, state_id: UUID) -> dict[str, in
         "md5": await _batches(conn, state_id, _md5),
         "resources": await _batches(conn, state_id, _resources),
         "outputs": await _batches(conn, state_id, _outputs),
+        "digests": await _batches(conn, state_id, _value_digests),
+        "links": await _batches(conn, state_id, _link_digests),
     }
 
 
@@ -233,8 +246,65 @@ _resources = _rows_with_secrets(
     "resources",
     INSTANCE_SELECT,
     "attributes",
-    lambda row, state_id: stored_instance(instance_of(row, state_id)),
+    # a row's secrets stay taken where they were (a producer's sensitive output read)
+    lambda row, state_id: stored_instance(
+        instance_of(row, state_id), [path for path, _ in opened(row["secrets"], state_id)]
+    ),
 )
 _outputs = _rows_with_secrets(
     "outputs", OUTPUT_SELECT, "value", lambda row, state_id: stored_output(output_of(row, state_id))
 )
+
+
+async def _value_digests(conn: asyncpg.Connection, state_id: UUID, ring: crypto.Keyring) -> int:
+    """Outputs' value digests not made as the keyring makes them (app/graph/digests.py)."""
+    stale = await conn.fetch(
+        f"""SELECT id, {OUTPUT_SELECT} FROM outputs
+            WHERE state_id = $1 AND (value_digest IS NULL OR value_digest NOT LIKE $2)
+            LIMIT {BATCH_ROWS}""",
+        state_id,
+        digests.current_form(ring),
+    )
+    await conn.execute(
+        f"""UPDATE outputs o SET value_digest = {digests.digest_sql("v.value::jsonb::text", 4)}
+            FROM unnest($2::uuid[], $3::text[]) AS v (id, value)
+            WHERE o.state_id = $1 AND o.id = v.id""",
+        state_id,
+        [row["id"] for row in stale],
+        [dumps(output_of(row, state_id).value).decode() for row in stale],
+        *digests.digest_args(ring),
+    )
+    return len(stale)
+
+
+async def _link_digests(conn: asyncpg.Connection, state_id: UUID, ring: crypto.Keyring) -> int:
+    """The digests of what the state's data sources read, from their rows' `outputs`."""
+    stale = await conn.fetch(
+        f"""SELECT l.resource_id, l.outputs AS read, r.*
+            FROM state_links l
+            CROSS JOIN LATERAL (SELECT {INSTANCE_SELECT} FROM resources
+                                WHERE state_id = l.state_id AND id = l.resource_id) r
+            WHERE l.state_id = $1 AND EXISTS (
+                SELECT FROM jsonb_each_text(l.outputs) AS d WHERE d.value NOT LIKE $2)
+            LIMIT {BATCH_ROWS}""",
+        state_id,
+        digests.current_form(ring),
+    )
+    values = []
+    for row in stale:
+        attributes = instance_of(row, state_id).attributes
+        outputs = remote_outputs(attributes if isinstance(attributes, dict) else {})
+        values.append(dumps({name: outputs.get(name) for name in row["read"]}).decode())
+    await conn.execute(
+        f"""UPDATE state_links l SET outputs = (
+                SELECT coalesce(jsonb_object_agg(o.key, {digests.digest_sql("o.value::text", 4)}),
+                                '{{}}')
+                FROM jsonb_each(v.read::jsonb) AS o)
+            FROM unnest($2::uuid[], $3::text[]) AS v (resource_id, read)
+            WHERE l.state_id = $1 AND l.resource_id = v.resource_id""",
+        state_id,
+        [row["resource_id"] for row in stale],
+        values,
+        *digests.digest_args(ring),
+    )
+    return len(stale)

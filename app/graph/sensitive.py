@@ -15,12 +15,12 @@ app/graph/store.py), so that search and filters never see them, and put back to
 render the document (`join`).
 """
 
-from collections.abc import Iterator
 from typing import Any
 from uuid import UUID
 
 from app import crypto
 from app.jsonutil import JSON_NULL, dumps, loads
+from app.secretnames import secret_paths
 
 Path = tuple[str, ...]
 EVERYTHING: list[Path] = [()]
@@ -108,15 +108,6 @@ def _is_dynamic(value: dict[str, Any]) -> bool:
 
 # --- secret by convention -----------------------------------------------------------------
 
-# Names of credentials in a backend configuration (s3, azurerm, gcs, http, pg, consul,
-# remote, kubernetes, oss, cos...): `password`, `token`, `*_secret`, `*_key` and the like.
-_CREDENTIAL_NAMES = {"password", "token", "secret", "credentials", "conn_str", "http_auth"}
-_CREDENTIAL_SUFFIXES = ("_password", "_token", "_secret", "_key", "_credentials")
-
-
-def is_credential(name: str) -> bool:
-    return name in _CREDENTIAL_NAMES or name.endswith(_CREDENTIAL_SUFFIXES)
-
 
 def convention_paths(mode: str, type_: str, attributes: Any, marked: list[Path]) -> list[Path]:
     """Paths Terraform does not mark but that hold secrets: the credentials in a
@@ -131,19 +122,8 @@ def convention_paths(mode: str, type_: str, attributes: Any, marked: list[Path])
     config = attributes.get("config")
     if isinstance(config, dict) and _is_dynamic(config):
         config = config["value"]  # the paths are cty paths: `locate` steps in again
-    return list(_credential_paths(config, ("config",)))
-
-
-def _credential_paths(value: Any, path: Path) -> Iterator[Path]:
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            if is_credential(key):
-                yield (*path, key)
-            else:
-                yield from _credential_paths(inner, (*path, key))
-    elif isinstance(value, list):
-        for index, inner in enumerate(value):
-            yield from _credential_paths(inner, (*path, str(index)))
+    # credentials by their name (app/secretnames.py: the rule IaC and the catalog use)
+    return list(secret_paths(config, ("config",)))
 
 
 # --- secrets kept apart -------------------------------------------------------------------

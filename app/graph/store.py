@@ -17,7 +17,8 @@ import asyncpg
 
 from app import crypto
 from app.errors import BadInput, Conflict, NotFound
-from app.graph import links, policies
+from app.graph import links, policies, sealing
+from app.graph.digests import write_value_digests
 from app.graph.edges import forget_walks
 from app.graph.events import append_event
 from app.graph.ids import time_ordered_ids
@@ -25,6 +26,7 @@ from app.graph.queries import valid_at
 from app.graph.raw import Body, open_md5, save_raw, seal_md5
 from app.graph.retention import prune_state
 from app.graph.sensitive import (
+    Path,
     Secret,
     convention_paths,
     opened,
@@ -34,7 +36,7 @@ from app.graph.sensitive import (
     sensitive_paths,
     split,
 )
-from app.jsonutil import JSON_NULL, dumps, gc_paused, loads
+from app.jsonutil import JSON_NULL, gc_paused, loads
 from app.tfstate import (
     INSTANCE_COLUMNS,
     OUTPUT_COLUMNS,
@@ -206,6 +208,7 @@ async def _write_version(
             await _complete_version(conn, state_id, version_id, state, raw, changes.layout)
         if changes.outputs_changed:
             await links.record_stale(conn, state_id, state.serial, actor=actor)
+            await sealing.reseal_consumers(conn, name)
         await conn.execute(
             "UPDATE states SET lineage = nullif($2, '') WHERE id = $1", state_id, state.lineage
         )
@@ -317,11 +320,11 @@ class Stored(Generic[Row]):
         return ring.seal(pack(self.taken), state_id.bytes) if self.taken else None
 
 
-def stored_instance(row: InstanceRow) -> Stored[InstanceRow]:
-    """The attributes at the paths Terraform marks sensitive, or that are secret by
-    convention, are taken out: search, filters and policies never see them."""
+def stored_instance(row: InstanceRow, also: Sequence[Path] = ()) -> Stored[InstanceRow]:
+    """The attributes at the paths Terraform marks sensitive, secret by convention, or
+    `also` (app/graph/sealing.py) are taken out: search, filters and policies never see them."""
     marked = sensitive_paths(row.sensitive_attributes)
-    paths = marked + convention_paths(row.mode, row.type, row.attributes, marked)
+    paths = [*marked, *convention_paths(row.mode, row.type, row.attributes, marked), *also]
     if not paths:
         return Stored(row, row, instance_digest)
     attributes, secrets = split(row.attributes, paths)
@@ -393,6 +396,7 @@ class _RowStream:
         current: dict[str, _CurrentRow],
         state: NormalizedState | ScannedState,
         ids: tuple[UUID, UUID, int],
+        linked: Callable[[InstanceRow], list[Path]],
     ) -> None:
         self.current = current  # popped as kept or replaced: the rest are removed
         self._by_raw = {raw: address for address, (_, _, raw) in current.items() if raw}
@@ -402,6 +406,7 @@ class _RowStream:
         self._output_values = output_values(state.outputs)  # asked of each batch
         self._state_id, self._version_id, self._serial = ids
         self._ring = crypto.keyring()
+        self._linked = linked  # a data source's outputs sensitive in their producer
         self._seen: set[str] = set()  # addresses so far: a duplicate is refused
         self.refs: list[InstanceShape] = []  # every instance in document order
         self.row_ids: list[UUID] = []  # the row of each: kept, or inserted
@@ -482,7 +487,8 @@ class _RowStream:
         raw: bytes | None,
         new: list[_NewRow],
     ) -> None:
-        stored = stored_instance(row)
+        remote = row.mode == "data" and row.type == REMOTE_STATE
+        stored = stored_instance(row, self._linked(row) if remote else ())
         digest = stored.digest(self._ring)
         kept = self.current.pop(row.address, None)
         if kept is not None and kept[1] == digest:
@@ -498,7 +504,7 @@ class _RowStream:
         self.refs.append(self._ref(InstanceRef.of(row)))
         self.row_ids.append(_PENDING)  # next_batch gives it its id
         self.new.append(position)
-        if row.mode == "data" and row.type == REMOTE_STATE:  # what links read
+        if remote:  # what links read
             self.remote[position] = row
         new.append((position, stored, digest, raw))
 
@@ -527,7 +533,8 @@ async def _write_rows(
             state_id,
         )
     }
-    rows = _RowStream(current, state, (state_id, version_id, serial))
+    linked = sealing.LinkedSensitive(conn, servers, asyncio.get_running_loop())
+    rows = _RowStream(current, state, (state_id, version_id, serial), linked.paths)
     while (records := await asyncio.to_thread(rows.next_batch)) is not None:
         if records:
             await conn.copy_records_to_table(
@@ -794,15 +801,14 @@ async def _write_outputs(
     }
     ring = crypto.keyring()
     new = []
-    withheld: list[tuple[str, Any]] = []  # (name, value) of new rows whose value is sealed
+    added: list[tuple[str, Any]] = []  # (name, value) of new rows
     for row in state.outputs:
         stored = stored_output(row)
         digest = stored.digest(ring)
         if current.get(row.name) == digest:
             del current[row.name]
         else:
-            if stored.taken:
-                withheld.append((row.name, row.value))
+            added.append((row.name, row.value))
             new.append(
                 (
                     state_id,
@@ -835,19 +841,9 @@ async def _write_outputs(
             ),
             records=new,
         )
-    if withheld:
-        # what a consumer read is compared with by digest (app/graph/links.py): the
-        # value is sealed, so its digest is kept beside it
-        await conn.execute(
-            """UPDATE outputs o SET value_digest = md5(v.value::jsonb::text)
-               FROM unnest($3::text[], $4::text[]) AS v (name, value)
-               WHERE o.state_id = $1 AND o.serial_from = $2 AND o.serial_to IS NULL
-                 AND o.name = v.name""",
-            state_id,
-            state.serial,
-            [name for name, _ in withheld],
-            [dumps(value).decode() for _, value in withheld],  # JSON text: lists stay values
-        )
+    if new:
+        # what a consumer read is compared with (app/graph/links.py), for every new row
+        await write_value_digests(conn, state_id, state.serial, added)
     return bool(new or replaced)
 
 

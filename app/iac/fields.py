@@ -14,6 +14,7 @@ from app.catalog.kinds import SERVER_OWNED_SETTINGS, system_tag
 from app.iac.exactjson import canonical
 from app.iac.model import Line
 from app.iac.state import is_secret, seal_secrets
+from app.secretnames import MASK
 
 # The fields plan compares, per kind, in display order. A grant's principal, an insight
 # selection's chatroom and a public read's ref are identity (in the ref), not fields.
@@ -39,7 +40,7 @@ REQUIRED_ON_CREATE: dict[str, tuple[str, ...]] = {
 }
 # Table settings keys a document never manages: server-owned, or a kind of their own.
 UNMANAGED_SETTINGS = (*SERVER_OWNED_SETTINGS, "client_access")
-REDACTED = "(secret)"
+REDACTED = MASK
 
 
 def column_key(column_id: str) -> str:

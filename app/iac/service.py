@@ -56,7 +56,8 @@ def _rejected(exc: DocumentError) -> AppError:
 async def _plan(
     conn: asyncpg.Connection, scope_id: Any, doc: Document, key: bytes
 ) -> tuple[Plan, list[StateRow]]:
-    snapshot = await load_scope_snapshot(conn, scope_id)
+    # the secrets themselves: a plan compares them (as keyed hashes) and shows them redacted
+    snapshot = await load_scope_snapshot(conn, scope_id, reveal=True)
     rows = await rows_of(conn, scope_id, None)  # every system's: claims matter
     wanted = record_tables(doc, rows, snapshot)
     found = await list_records_by_key(conn, wanted) if wanted else {}

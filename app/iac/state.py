@@ -19,6 +19,7 @@ import asyncpg
 
 from app import crypto
 from app.iac.exactjson import canonical
+from app.secretnames import is_secret_name
 
 log = logging.getLogger("infragraph.iac")
 
@@ -51,8 +52,9 @@ class StateRow:
 
 
 def is_secret(key: str) -> bool:
-    """Keys whose values never reach last_applied_spec (iac.md, decided)."""
-    return key in ("secret", "password", "token") or key.endswith("_secret")
+    """Keys whose values never reach last_applied_spec (iac.md, decided; the names are
+    app/secretnames.py's, shared with the catalog and Terraform backend configs)."""
+    return is_secret_name(key)
 
 
 def seal_secrets(value: Any, key: bytes) -> Any:
@@ -67,6 +69,34 @@ def seal_secrets(value: Any, key: bytes) -> Any:
     if isinstance(value, list):
         return [seal_secrets(v, key) for v in value]
     return value
+
+
+def _resealed(value: Any, key: bytes) -> Any:
+    """`seal_secrets`, leaving the values sealed already as they are."""
+    if isinstance(value, dict):
+        return {
+            k: (v if isinstance(v, str) and v.startswith(SEALED_PREFIX) else _sealed(v, key))
+            if is_secret(k)
+            else _resealed(v, key)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_resealed(v, key) for v in value]
+    return value
+
+
+async def reseal_state_secrets(conn: asyncpg.Connection, key: bytes) -> int:
+    """Rows whose last_applied_spec holds a secret in clear (remembered before its key was
+    named secret): the secret replaced by its keyed hash (`infragraph rotate-key`)."""
+    done = 0
+    for row in await conn.fetch("SELECT ctid, last_applied_spec FROM iac_state FOR UPDATE"):
+        sealed = _resealed(row["last_applied_spec"], key)
+        if sealed != row["last_applied_spec"]:
+            await conn.execute(
+                "UPDATE iac_state SET last_applied_spec = $2 WHERE ctid = $1", row["ctid"], sealed
+            )
+            done += 1
+    return done
 
 
 def _sealed(value: Any, key: bytes) -> str:

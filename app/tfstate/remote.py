@@ -102,9 +102,14 @@ def remote_reads(instances: Sequence[InstanceRow], servers: Sequence[Server]) ->
         address = config.get("address") if isinstance(config, dict) else None
         if (producer := producer_name(address, servers)) is None:
             continue
-        outputs = _dynamic(attributes.get("outputs"))
-        reads.append(RemoteRead(position, producer, outputs if isinstance(outputs, dict) else {}))
+        reads.append(RemoteRead(position, producer, remote_outputs(attributes)))
     return reads
+
+
+def remote_outputs(attributes: dict[str, Any]) -> dict[str, Any]:
+    """The outputs a `terraform_remote_state` instance read, by name."""
+    outputs = _dynamic(attributes.get("outputs"))
+    return outputs if isinstance(outputs, dict) else {}
 
 
 # Output lineage. A value links an output to instances only when it says who it is: a

@@ -70,9 +70,9 @@ async def state_rows(conn, system: str = "crm") -> dict[str, dict]:
     return {r["ref"]: r for r in await service.state(conn, "crm", system)}
 
 
-async def live(conn) -> dict[str, dict]:
+async def live(conn, *, reveal: bool = True) -> dict[str, dict]:
     scope = await conn.fetchval("SELECT id FROM scopes WHERE slug = 'crm'")
-    return {r["id"]: r for r in await load_scope_snapshot(conn, scope)}
+    return {r["id"]: r for r in await load_scope_snapshot(conn, scope, reveal=reveal)}
 
 
 async def applied_spec(conn, ref: str) -> dict:
@@ -429,6 +429,10 @@ async def test_secrets_reach_live_but_never_the_state(conn, crm) -> None:
         "url": "https://x.test",
         "token": "s3cr3t",
     }
+    shown = (await live(conn, reveal=False))[rows["contacts"]["resource_id"]]["settings"]
+    assert shown["webhook"] == {"url": "https://x.test", "token": "(secret)"}
+    in_clear = "SELECT count(*) FROM tables WHERE settings::text LIKE '%s3cr3t%'"
+    assert await conn.fetchval(in_clear) == 0
     remembered = await applied_spec(conn, "contacts")
     sealed = remembered["settings"]["webhook"].pop("token")
     assert remembered["settings"] == {"color": "red", "webhook": {"url": "https://x.test"}}
