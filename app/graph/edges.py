@@ -219,8 +219,9 @@ _PAGES = f"""
            p.rn, p.depth, p.path, {ROW_COLUMNS}{{columns}}
     FROM {KEYS_AT_VERSIONS}
     LEFT JOIN blast_walks w ON {_WALK_OF_ROOT}
-    LEFT JOIN LATERAL (SELECT coalesce(sum(size), 0)::int AS beyond
-                       FROM unnest(w.sizes[$5::int + 1:]) AS size) b ON true
+    LEFT JOIN LATERAL (SELECT coalesce(sum(l.size), 0)::int AS beyond
+                       FROM unnest(w.sizes) WITH ORDINALITY AS l (size, depth)
+                       WHERE l.depth > $5::int) b ON true
     LEFT JOIN LATERAL (
         SELECT q.*, row_number() OVER () AS rn
         FROM (SELECT x.resource_id AS id, x.state_id, k.version_id, x.depth, x.address, x.path

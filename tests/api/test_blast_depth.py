@@ -37,8 +37,9 @@ async def test_the_whole_radius_by_default_and_a_limit_says_what_it_cut(client, 
     assert counts == {(17, 0, False)} and len(whole) == 17 and whole[-1][0] == 12
     counts, cut = await _pages(client, 3)
     assert counts == {(7, 10, True)} and cut == whole[:7]
-    counts, deep = await _pages(client, 12)  # the limit at the deepest: nothing cut
-    assert counts == {(17, 0, False)} and deep == whole
+    for limit in (12, 2**31 - 1):  # at the deepest, or past it: nothing cut
+        counts, deep = await _pages(client, limit)
+        assert counts == {(17, 0, False)} and deep == whole
     listed = await gql(
         client,
         """{ resources(filter: {state: "g", type: "terraform_data"}, first: 100) {
