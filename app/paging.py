@@ -37,6 +37,8 @@ class Page(Generic[R]):
     keys: list[tuple[Any, ...]]  # the cursor key of each row
     total: int | None  # all the items of the list, not only this page (None: not counted)
     has_next: bool
+    # items past a limit the list was asked with (a blast radius' maxDepth): not in total
+    beyond: int = 0
 
 
 EMPTY: Page[Any] = Page([], [], 0, False)

@@ -298,7 +298,7 @@ async def big_import_case(env: Env) -> Result:
 # --- reads of the big graph ------------------------------------------------------------
 
 _BLAST_QUERY = """
-query($state: String!, $address: String!, $maxDepth: Int!, $first: Int!, $after: String) {
+query($state: String!, $address: String!, $maxDepth: Int, $first: Int!, $after: String) {
   blastRadius(state: $state, address: $address, maxDepth: $maxDepth, first: $first,
               after: $after) {
     totalCount
@@ -339,28 +339,29 @@ async def _forget_walks(env: Env) -> None:
 
 
 async def _bare_blast(
-    env: Env, state: str, address: str, *, max_depth: int, first: int
+    env: Env, state: str, address: str, *, first: int
 ) -> tuple[int, list[tuple[int, str, list[str]]]]:
-    """A radius' total and first page (depth, address, path) from the server's recursive
-    CTE alone, paged as the server paged it before walks were kept: the walk's cost."""
+    """A whole radius' total and first page (depth, address, path) from the server's
+    recursive CTE alone, paged as the server paged it before walks were kept: the walk's
+    cost."""
     async with env.pool.acquire() as conn:
         root = await resources.find_resource(conn, state, address, None)
         sql = paging.paged_sql(
             f"""WITH RECURSIVE {edges.walk_sql(edges.Direction.DEPENDENTS)}
-                SELECT x.id, b.state_id, $4::uuid AS version_id, b.depth,
+                SELECT x.id, b.state_id, $3::uuid AS version_id, b.depth,
                        x.address, x.path
                 FROM bfs b
                 CROSS JOIN LATERAL unnest(b.ids, b.addresses, b.paths) AS x (id, address, path)
                 WHERE b.depth > 0""",
             order="depth, address",
             after="true",
-            limit="$5",
+            limit="$4",
             select=f"p.depth, p.path, {RESOURCE_COLUMNS}",
             joins=RESOURCE_JOINS,
             owner=str(paging.ALL),
         )
         version = root["version_id"]
-        records = await conn.fetch(sql, [root["id"]], [version], max_depth, version, first + 1)
+        records = await conn.fetch(sql, [root["id"]], [version], version, first + 1)
     page = paging.single_page(records, first, _BARE_KEY)
     rows = [(r["depth"], r["address"], edges.path_addresses(r["path"])) for r in page.rows]
     return page.total or 0, rows
@@ -377,7 +378,7 @@ def _radius_rows(radius: dict[str, Any]) -> list[tuple[int, str, list[str]]]:
 
 
 async def _radius_page(
-    env: Env, address: str, *, max_depth: int, first: int, after: str | None = None
+    env: Env, address: str, *, max_depth: int | None = None, first: int, after: str | None = None
 ) -> dict[str, Any]:
     variables = {"maxDepth": max_depth, "first": first, "after": after}
     data = await graphql(env, _BLAST_QUERY, state=BIG_STATE, address=address, **variables)
@@ -385,24 +386,24 @@ async def _radius_page(
 
 
 async def blast_radius_case(env: Env) -> Result:
-    """The first page of 20 radii, none kept before: each walks and keeps its radius."""
+    """The first page of 20 whole radii, none kept before: each walks and keeps its radius."""
     async with env.pool.acquire() as conn:
         # the walk's plan needs the statistics of the tables just filled: autovacuum
         # gathers them within a minute, later on a loaded machine
         await conn.execute("ANALYZE resources, resource_dependencies")
     roots = await _roots(env, BIG_STATE)
-    first, depth = 100, 10
+    first = 100
     seen: dict[str, Any] = {}
     bare: dict[str, Any] = {}
 
     async def candidate() -> None:
         for address in roots:
-            radius = await _radius_page(env, address, max_depth=depth, first=first)
+            radius = await _radius_page(env, address, first=first)
             seen[address] = (radius["totalCount"], _radius_rows(radius))
 
     async def baseline() -> None:
         for address in roots:
-            bare[address] = await _bare_blast(env, BIG_STATE, address, max_depth=depth, first=first)
+            bare[address] = await _bare_blast(env, BIG_STATE, address, first=first)
 
     cand, base = await alternate(
         candidate, baseline, env.size.runs, reset=functools.partial(_forget_walks, env)
@@ -426,7 +427,7 @@ async def _hub_pages(env: Env, hub: str, first: int) -> list[dict[str, Any]]:
     """Every page of the hub's radius, following endCursor."""
     pages, after = [], None
     while True:
-        radius = await _radius_page(env, hub, max_depth=edges.MAX_DEPTH, first=first, after=after)
+        radius = await _radius_page(env, hub, first=first, after=after)
         pages.append(radius)
         if not radius["pageInfo"]["hasNextPage"]:
             return pages
@@ -434,9 +435,10 @@ async def _hub_pages(env: Env, hub: str, first: int) -> list[dict[str, Any]]:
 
 
 async def blast_radius_whole_case(env: Env) -> Result:
-    """The big graph's biggest hub (maxDepth 50: its whole reach), every page, against its
+    """The big graph's biggest hub (its whole radius, the default), every page, against its
     first page alone, both with no walk kept before; and the pages against the bare CTE's
-    whole radius in one piece: the same rows, paths and order (no duplicate, no gap)."""
+    whole radius in one piece: the same rows, paths and order (no duplicate, no gap), as
+    many as the closure of the declared edges."""
     hub = (await _roots(env, BIG_STATE))[0]
     first = env.size.whole_first
     pages: list[dict[str, Any]] = []
@@ -445,15 +447,18 @@ async def blast_radius_whole_case(env: Env) -> Result:
         pages[:] = await _hub_pages(env, hub, first)
 
     async def first_page() -> None:
-        await _radius_page(env, hub, max_depth=edges.MAX_DEPTH, first=first)
+        await _radius_page(env, hub, first=first)
 
     cand, base = await alternate(
         candidate, first_page, env.size.runs, reset=functools.partial(_forget_walks, env)
     )
-    total, whole = await _bare_blast(env, BIG_STATE, hub, max_depth=edges.MAX_DEPTH, first=10**9)
+    total, whole = await _bare_blast(env, BIG_STATE, hub, first=10**9)
     paged = [row for radius in pages for row in _radius_rows(radius)]
     if paged != whole or {radius["totalCount"] for radius in pages} != {total}:
         raise BenchError("whole blast radius: the pages and the bare CTE's radius disagree")
+    declared = await _declared_closure(env, BIG_STATE, hub)
+    if total != declared:
+        raise BenchError(f"whole blast radius: {total:,}, the declared closure {declared:,}")
     if len(pages) != -(-total // first) or len({a for _, a, _ in paged}) != total:
         raise BenchError(f"whole blast radius: {len(pages)} pages of {total}, or a duplicate")
     return Result(
@@ -465,8 +470,27 @@ async def blast_radius_whole_case(env: Env) -> Result:
         "ratio <= 3",
         (cand / base) <= 3,
         env.size.runs,
-        {"radius": total, "pages": len(pages)},
+        {"radius": total, "pages": len(pages), "declared_closure": declared},
     )
+
+
+async def _declared_closure(env: Env, state: str, address: str) -> int:
+    """How many resources depend on `address`, transitively, over every declared edge of
+    the state's current version (not only the direct ones): the radius' size."""
+    async with env.pool.acquire() as conn:
+        root = await resources.find_resource(conn, state, address, None)
+        size: int = await conn.fetchval(
+            """WITH RECURSIVE closure (id) AS (
+                   SELECT $2::uuid
+                 UNION
+                   SELECT d.from_resource_id FROM closure c
+                   JOIN resource_dependencies d ON d.state_id = $1
+                    AND d.to_resource_id = c.id AND d.serial_to IS NULL)
+               SELECT count(*) - 1 FROM closure""",
+            root["state_id"],
+            root["id"],
+        )
+    return size
 
 
 # The server's limits on kept walks (the page case reads a kept walk: they do not apply).
@@ -494,7 +518,6 @@ async def blast_radius_page_case(env: Env) -> Result:
                 conn,
                 [key],
                 limits=_WALK_LIMITS,
-                max_depth=edges.MAX_DEPTH,
                 first=first,
                 after=after,
                 json=False,  # as the query reads it: it selects none of them
@@ -505,7 +528,7 @@ async def blast_radius_page_case(env: Env) -> Result:
         ]
 
     async def via_graphql() -> None:
-        radius = await _radius_page(env, hub, max_depth=edges.MAX_DEPTH, first=first, after=cursor)
+        radius = await _radius_page(env, hub, first=first, after=cursor)
         shown[:] = _radius_rows(radius)
 
     seconds, graphql_s = await alternate(server_read, via_graphql, env.size.runs)
@@ -1163,8 +1186,7 @@ IMPORT_GROUP = (import_case, encryption_case)
 _HUBS = 12  # generate_state's default: its first resources are the hubs
 _CROSS_QUERY = """
 query($state: String!, $address: String!, $cross: Boolean!, $first: Int!) {
-  blastRadius(state: $state, address: $address, crossStates: $cross, maxDepth: 50,
-              first: $first) {
+  blastRadius(state: $state, address: $address, crossStates: $cross, first: $first) {
     totalCount edges { node { depth path resource { address } } } } }"""
 
 
@@ -1245,7 +1267,7 @@ _MERGED = "bench/across-merged"
 async def cross_blast_radius_case(env: Env) -> Result:
     """The radius of the root across `cross_states` states (crossStates: true, walked
     anew for every request), against the single-state radius of the same graph in one
-    state (its kept walk forgotten before each run), maxDepth 50: the same resources (the
+    state (its kept walk forgotten before each run), both whole: the same resources (the
     whole graph). Depths may differ: past 30,000 instances a state's direct edges are
     approximated and keep a few implied ones (app/tfstate/reduction.py), so the one big
     state has shortcuts the small ones have not."""

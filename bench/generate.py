@@ -137,3 +137,54 @@ def generate_state(
         ),
         "check_results": None,
     }
+
+
+def generate_plain_lists(instances: int, *, seed: int = 0, window: int = 200) -> dict[str, Any]:
+    """A v4 state whose dependency lists are written by hand (or before Terraform 0.13):
+    not transitively closed, each resource naming a few hubs and recent neighbours.
+    `aws_instance.r0` (10 instances) is the first hub; every other resource names it or
+    one after it, so each other instance depends on r0[0], transitively, many direct
+    hops away."""
+    rng = random.Random(seed)
+    resources: list[dict[str, Any]] = []
+    addresses: list[str] = []
+    made = 0
+    while made < instances:
+        n = len(resources)
+        size = 10 if n == 0 else min(rng.choice([1, 1, 1, 2, 3, 4]), instances - made)
+        rtype = "aws_instance" if n == 0 else _TYPES[n % len(_TYPES)]
+        chosen: set[str] = set()
+        if addresses:
+            hubs = addresses[:4]
+            chosen.add(rng.choice(hubs))
+            recent = addresses[-window:]
+            chosen.update(rng.choice(recent) for _ in range(2))
+        instances_of = [
+            {
+                "schema_version": 1,
+                **({"index_key": key} if size > 1 or n == 0 else {}),
+                "attributes": {"id": f"{rtype[4:7]}-{n}-{key}", "name": f"r{n}-{key}"},
+                **({"dependencies": sorted(chosen)} if chosen else {}),
+            }
+            for key in range(size)
+        ]
+        resources.append(
+            {
+                "mode": "managed",
+                "type": rtype,
+                "name": f"r{n}",
+                "provider": _PROVIDER,
+                **({"each": "list"} if size > 1 or n == 0 else {}),
+                "instances": instances_of,
+            }
+        )
+        addresses.append(f"{rtype}.r{n}")
+        made += size
+    return {
+        "version": 4,
+        "terraform_version": "0.12.31",
+        "serial": 1,
+        "lineage": str(uuid.UUID(int=rng.getrandbits(128))),
+        "outputs": {},
+        "resources": sorted(resources, key=lambda r: (r["mode"], r["type"], r["name"])),
+    }

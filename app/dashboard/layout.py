@@ -5,9 +5,11 @@ only the ordering within layers and the coordinates are left: barycenter sweeps 
 and up, then columns left to right, one per depth. A layer over the drawing limit
 arrives summarised (its first resources and how many more): the "+K more" node comes
 last in its column and stands in for the undrawn resources, so a drawn resource whose
-predecessors were not drawn hangs off it. A box sits level with its topmost predecessor
-unless the boxes above push it down, with lines from its nearest three (a
-resource of `count` instances depends on every instance of another: dozens of lines).
+predecessors were not drawn hangs off it. Members deeper than the picture's depth
+limit are one box in the column after the last: "N more beyond depth D". A box sits
+level with its topmost predecessor unless the boxes above push it down, with lines from
+its nearest three (a resource of `count` instances depends on every instance of
+another: dozens of lines).
 
 (grandalf, the Sugiyama library on PyPI, computes its own layering, longest path,
 which is not the radius' depth, and its pure-Python ordering of a 420-node picture
@@ -53,6 +55,7 @@ class Picture:
     lines: list[Line]
     width: int
     height: int
+    beyond: Node | None = None  # "N more beyond depth D": the members past the limit
 
 
 @dataclass(frozen=True)
@@ -71,11 +74,15 @@ class _More:
 
 
 def layout(
-    root: tuple[Hashable, str], layers: Sequence[Layer], edges: Sequence[tuple[Hashable, Hashable]]
+    root: tuple[Hashable, str],
+    layers: Sequence[Layer],
+    edges: Sequence[tuple[Hashable, Hashable]],
+    *,
+    beyond: int = 0,
 ) -> Picture:
     """Boxes and lines for `root` (depth 0) and `layers` (depth 1, 2, ...), `edges` the
     (near, far) pairs between drawn resources: only those from one depth to the next
-    are drawn."""
+    are drawn; `beyond` members past the last layer (the depth limit), one box."""
     order: list[list[object]] = [[root[0]]]
     labels = {root[0]: root[1]}
     depth_of: dict[object, int] = {root[0]: 0}
@@ -114,9 +121,15 @@ def layout(
             y += ROW_HEIGHT
             positions[_More(depth)] = (x, y)
             nodes.append(Node(None, f"+{more[depth]:,} more", depth, x, y, more[depth]))
-    width = MARGIN * 2 + (len(order) - 1) * COLUMN_WIDTH + BOX_WIDTH
+    cut = None
+    if beyond:
+        depth = len(order)
+        label = f"{beyond:,} more beyond depth {depth - 1}"
+        cut = Node(None, label, depth, MARGIN + depth * COLUMN_WIDTH, MARGIN, beyond)
+    columns = len(order) + (1 if cut else 0)
+    width = MARGIN * 2 + (columns - 1) * COLUMN_WIDTH + BOX_WIDTH
     height = max(node.y for node in nodes) + BOX_HEIGHT + MARGIN
-    return Picture(nodes, lines, width, height)
+    return Picture(nodes, lines, width, height, cut)
 
 
 def shorten(label: str, chars: int = LABEL_CHARS) -> str:

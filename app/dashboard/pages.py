@@ -29,6 +29,7 @@ RESOURCES_PAGE = 100
 HISTORY = 50
 NEIGHBOURS = 100
 DRAWN_PER_LAYER = 60
+PICTURE_DEPTH = 10  # the radius picture's depths by default (the rest: "N more beyond")
 SEARCH_RESULTS = 100
 IAC_APPLIES = 10
 
@@ -216,7 +217,7 @@ async def resource_page(
     *,
     serial: int | None = None,
     direction: edges.Direction = edges.Direction.DEPENDENTS,
-    max_depth: int = edges.DEFAULT_DEPTH,
+    max_depth: int = PICTURE_DEPTH,
     limits: edges.WalkLimits,
 ) -> ResourcePage:
     """A resource (current version, or at `serial`): attributes, history, one hop each

@@ -144,7 +144,7 @@ async def _resource(request: Request) -> tuple[str, dict[str, Any]]:
             _required(request, "address"),
             serial=_int(request, "serial"),
             direction=direction,
-            max_depth=_int(request, "depth", edges.DEFAULT_DEPTH) or edges.DEFAULT_DEPTH,
+            max_depth=_int(request, "depth", pages.PICTURE_DEPTH) or pages.PICTURE_DEPTH,
             limits=edges.WalkLimits(settings.blast_cache_rows, settings.blast_cache_seconds),
         )
     resource = data.resource
@@ -152,6 +152,7 @@ async def _resource(request: Request) -> tuple[str, dict[str, Any]]:
         (resource["id"], resource["address"]),
         [Layer(layer.total, layer.drawn) for layer in data.radius.layers],
         data.radius.edges,
+        beyond=data.radius.beyond,
     )
     return "resource.html", {"page": data, "picture": picture}
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import asyncpg
 
-from app.graph.edges import Direction, check_cursor_serial, check_depth
+from app.graph.edges import Direction, check_cursor_serial, check_depth, with_beyond
 from app.graph.queries import valid_at
 from app.graph.resources import RESOURCE_COLUMNS, RESOURCE_JOINS, ResourceKey, key_arrays
 from app.paging import Keyset, Page, paged_sql, pages_by_owner
@@ -88,26 +88,31 @@ _WALK = rf"""WITH RECURSIVE bfs (root, serial, depth, ids, state_ids, serials, p
             JOIN resources r ON r.id = step.id AND r.state_id = step.state_id
             JOIN states s ON s.id = step.state_id
         ) n
-        WHERE b.depth < $3 AND n.ids IS NOT NULL
+        WHERE n.ids IS NOT NULL
     )"""
-# Each root's page: at most $7 resources after ($4 depth, $5 state, $6 address).
+# Each root's page: at most $7 resources after ($4 depth, $5 state, $6 address) within
+# depth $3 (NULL: all); `beyond` counts the root's members past it.
+_LIMIT = "coalesce($3::int, 2147483647)"
 _PAGES = paged_sql(
-    """SELECT n.root AS owner, n.id, n.state_id, v.id AS version_id, n.walk_serial,
+    f"""SELECT n.root AS owner, n.id, n.state_id, v.id AS version_id, n.walk_serial,
               n.depth, s.name COLLATE "C" AS state_name, r.address COLLATE "C" AS address,
-              n.path
+              n.path, n.beyond
        FROM (SELECT b.root, b.serial AS walk_serial, b.depth, x.id, x.state_id, x.serial,
-                    x.path
+                    x.path, t.beyond
              FROM bfs b
+             JOIN (SELECT root, coalesce(sum(cardinality(ids))
+                                         FILTER (WHERE depth > {_LIMIT}), 0)::int AS beyond
+                   FROM bfs GROUP BY root) t ON t.root = b.root
              CROSS JOIN LATERAL unnest(b.ids, b.state_ids, b.serials, b.paths)
                  AS x (id, state_id, serial, path)
-             WHERE b.depth > 0) n
+             WHERE b.depth > 0 AND b.depth <= {_LIMIT}) n
        JOIN state_versions v ON v.state_id = n.state_id AND v.serial = n.serial
        JOIN states s ON s.id = n.state_id
        JOIN resources r ON r.id = n.id AND r.state_id = n.state_id""",
     order="depth, state_name, address",
     after="(depth, state_name, address) > ($4, $5, $6)",
     limit="$7",
-    select=f"p.walk_serial, p.depth, p.path AS encoded_path, {RESOURCE_COLUMNS}",
+    select=f"p.walk_serial, p.depth, p.path AS encoded_path, p.beyond, {RESOURCE_COLUMNS}",
     joins=RESOURCE_JOINS,
 )
 # the page's WITH joins the walk's
@@ -132,7 +137,7 @@ async def cross_blast_radius(
     roots: list[ResourceKey],
     direction: Direction = Direction.DEPENDENTS,
     *,
-    max_depth: int,
+    max_depth: int | None = None,
     first: int,
     after: tuple[int, int, str, str] | None = None,
     rows: bool = True,
@@ -141,6 +146,8 @@ async def cross_blast_radius(
     """As edges.blast_radius, across states: every resource reachable from each root, once,
     at its shortest depth, by depth, state name, then address; each row a resource's
     columns (RESOURCE_COLUMNS, at its version) with `depth`, `path` and `path_states`.
+    With `max_depth` a page lists (and its total counts) the members within it; its
+    `beyond` counts those deeper (the walk goes to the end either way).
     `after` is a CROSS_BLAST_KEY; `readable`: the states it may enter (None: all). A root
     with nothing in reach has no page."""
     check_depth(max_depth)
@@ -161,5 +168,6 @@ async def cross_blast_radius(
                 check_cursor_serial(after[0], row["walk_serial"])
             row["path_states"], row["path"] = _path(row["encoded_path"])
         found.append(row)
-    pages = pages_by_owner((r for r in found if r["total"]), first, CROSS_BLAST_KEY)
+    counted = [r for r in found if r["total"]]
+    pages = with_beyond(pages_by_owner(counted, first, CROSS_BLAST_KEY), counted)
     return {roots[owner - 1]: page for owner, page in pages.items()}

@@ -2,12 +2,14 @@
 whose walks are kept for the pages that follow (migration 0010)."""
 
 import enum
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 from uuid import UUID
 
 import asyncpg
 
-from app.errors import BadInput, LimitExceeded
+from app.errors import BadInput
 from app.graph.queries import valid_at
 from app.graph.resources import (
     JSON_COLUMNS,
@@ -33,8 +35,8 @@ _HOP = {
     Direction.DEPENDENTS: ("to_resource_id", "from_resource_id"),
     Direction.DEPENDENCIES: ("from_resource_id", "to_resource_id"),
 }
-DEFAULT_DEPTH = 10
-MAX_DEPTH = 50
+
+R = TypeVar("R")
 
 NEIGHBOUR_KEY = Keyset(("address",), (str,))
 # A blast radius page row's key: the serial of the version walked, then the page order.
@@ -76,12 +78,16 @@ async def neighbours(
     return by_key(pages_by_owner(records, first, NEIGHBOUR_KEY), keys)
 
 
-# Blast radius: one recursive CTE for all roots, breadth first over direct edges
-# (Terraform's dependencies are transitively closed: over every declared edge all depths
-# would be 1; the direct ones reach the same resources, app/tfstate/reduction.py): a row
-# per root per depth holds that level's resources (ids, addresses, paths: arrays) and
-# every resource seen so far, which the next level leaves out. So each resource is
-# entered once, at its shortest depth, cycles end, and the work is one visit per edge.
+# Blast radius: one recursive CTE for all roots, breadth first over direct edges, to the
+# end (cycles end): a row per root per depth holds that level's resources (ids,
+# addresses, paths: arrays) and every resource seen so far, which the next level leaves
+# out. So each resource is entered once, at its shortest depth over direct edges.
+#
+# Its members are those of the declared edges' closure: the direct edges reach every
+# resource the declared ones do (app/tfstate/reduction.py keeps reachability, exact or
+# one step), so the walk over them is the closure, with depths and paths that are not
+# all 1 (Terraform's lists are transitively closed: over every declared edge, every
+# member would sit at depth 1).
 # Of the shortest paths to a resource the smallest by addresses (COLLATE "C") is kept:
 # a path is one string, its addresses joined by \x01\x01 with their own \x01 bytes
 # escaped as \x01\x02, which compares as the list of addresses does (the separator
@@ -89,10 +95,13 @@ async def neighbours(
 # the smallest path to one of the level before: one min() each.
 #
 # The whole radius is walked for any page of it (its total, shortest depths and paths
-# need every resource), so a walk is kept (migration 0010) and every page reads its slice
-# by (depth, address): the first page walks, the next ones cost a page. A kept walk is
-# keyed by what decides its answer: the root's state and version serial (versions never
-# change), the root, direction, maxDepth and the edges followed (DIRECT_EDGES today).
+# need every resource), so a walk is kept (migrations 0010, 0023) and every page reads
+# its slice by (depth, address): the first page walks, the next ones cost a page. A kept
+# walk is keyed by what decides its answer: the root's state and version serial (versions
+# never change), the root, direction and the edges followed (DIRECT_EDGES today). A
+# maxDepth does not shorten the walk: a page with one shows the members within it and
+# counts those beyond (the walk keeps how many each depth has), so every limit reads
+# the same kept walk and no answer is silently partial.
 
 DIRECT_EDGES = "direct"  # the walk's edge kind: the edges no other path implies
 
@@ -134,7 +143,7 @@ _WALK = rf"""bfs (root_id, state_id, serial, depth, ids, addresses, paths, seen)
             CROSS JOIN LATERAL (SELECT r.address FROM resources r
                                 WHERE r.id = step.id AND r.state_id = b.state_id OFFSET 0) r
         ) n
-        WHERE b.depth < $3 AND n.ids IS NOT NULL
+        WHERE n.ids IS NOT NULL
     )"""
 # The same walk for its size only: no addresses, no paths.
 _COUNT_WALK = f"""bfs (root_id, state_id, serial, depth, ids, seen) AS (
@@ -146,50 +155,51 @@ _COUNT_WALK = f"""bfs (root_id, state_id, serial, depth, ids, seen) AS (
             SELECT array_agg(step.id) AS ids
             FROM (SELECT d.id FROM unnest(b.ids) AS f (id) {_NEXT} GROUP BY d.id) step
         ) n
-        WHERE b.depth < $3 AND n.ids IS NOT NULL
+        WHERE n.ids IS NOT NULL
     )"""
 
 
 def walk_sql(direction: Direction, *, roots: str = "true", paths: bool = True) -> str:
     """The walk, a CTE of WITH RECURSIVE: `bfs (root_id, state_id, serial, depth, ids,
     addresses, paths, seen)`, a row per root per level, from the roots $1 (row ids) at $2
-    (version ids) that pass `roots` (a condition on `k`, `kv`) to depth $3; without
+    (version ids) that pass `roots` (a condition on `k`, `kv`) to the end; without
     `paths`, only `bfs (root_id, state_id, serial, depth, ids, seen)`."""
     near, far = _HOP[direction]
     return (_WALK if paths else _COUNT_WALK).format(near=near, far=far, roots=roots)
 
 
-# A kept walk's key: `w` a blast_walks row, or the roots `k` at `kv` walked with $4
-# (direction), $3 (maxDepth), $5 (edge kind).
+# A kept walk's key: `w` a blast_walks row, or the roots `k` at `kv` walked with $3
+# (direction), $4 (edge kind).
 _WALK_OF_ROOT = """w.state_id = kv.state_id AND w.serial = kv.serial AND w.root_id = k.id
-    AND w.direction = $4 AND w.max_depth = $3 AND w.edge_kind = $5"""
+    AND w.direction = $3 AND w.edge_kind = $4"""
 # The key as one number, for an advisory lock: who walks a key, or expires its walk, holds it.
-_LOCK_KEY = "hashtextextended(concat_ws(' ', {}, {}, {}, {}, {}, {}), 0)"
-_ROOT_LOCK = _LOCK_KEY.format("kv.state_id", "kv.serial", "k.id", "$4::text", "$3::int", "$5::text")
-_WALK_LOCK = _LOCK_KEY.format(
-    "w.state_id", "w.serial", "w.root_id", "w.direction", "w.max_depth", "w.edge_kind"
-)
+_LOCK_KEY = "hashtextextended(concat_ws(' ', {}, {}, {}, {}, {}), 0)"
+_ROOT_LOCK = _LOCK_KEY.format("kv.state_id", "kv.serial", "k.id", "$3::text", "$4::text")
+_WALK_LOCK = _LOCK_KEY.format("w.state_id", "w.serial", "w.root_id", "w.direction", "w.edge_kind")
 
 # Waits until no one else walks these keys (in a fixed order: no deadlock between batches).
 _LOCK_ROOTS = f"""SELECT pg_advisory_xact_lock(lock) FROM unnest(ARRAY(
     SELECT DISTINCT {_ROOT_LOCK}
     FROM unnest($1::uuid[], $2::uuid[]) AS k (id, version_id)
     JOIN state_versions kv ON kv.id = k.version_id ORDER BY 1)) AS lock"""
-# The roots still to walk once the locks are held: no walk kept for them (or, with $6, a
+# The roots still to walk once the locks are held: no walk kept for them (or, with $5, a
 # walk that only counted).
-_UNKEPT = f"NOT EXISTS (SELECT FROM blast_walks w WHERE {_WALK_OF_ROOT} AND (w.kept OR NOT $6))"
-# Keeps each root's walk: its size (and with $6 its rows). Rows exist for a walk that had
-# only counted: its key is taken over.
+_UNKEPT = f"NOT EXISTS (SELECT FROM blast_walks w WHERE {_WALK_OF_ROOT} AND (w.kept OR NOT $5))"
+# Keeps each root's walk: its size, each depth's (and with $5 its rows). Rows exist for a
+# walk that had only counted: its key is taken over.
 _KEEP_WALKS = """sized AS (
         SELECT root_id, state_id, serial,
-               coalesce(sum(cardinality(ids)) FILTER (WHERE depth > 0), 0)::int AS total
+               coalesce(sum(cardinality(ids)) FILTER (WHERE depth > 0), 0)::int AS total,
+               coalesce(array_agg(cardinality(ids) ORDER BY depth) FILTER (WHERE depth > 0),
+                        ARRAY[]::int[]) AS sizes
         FROM bfs GROUP BY root_id, state_id, serial),
     walks AS (
         INSERT INTO blast_walks AS w
-            (state_id, serial, root_id, direction, max_depth, edge_kind, total, kept)
-        SELECT state_id, serial, root_id, $4, $3, $5, total, $6 FROM sized
-        ON CONFLICT (state_id, serial, root_id, direction, max_depth, edge_kind) DO UPDATE
-        SET total = EXCLUDED.total, kept = EXCLUDED.kept, created_at = EXCLUDED.created_at
+            (state_id, serial, root_id, direction, edge_kind, total, sizes, kept)
+        SELECT state_id, serial, root_id, $3, $4, total, sizes, $5 FROM sized
+        ON CONFLICT (state_id, serial, root_id, direction, edge_kind) DO UPDATE
+        SET total = EXCLUDED.total, sizes = EXCLUDED.sizes, kept = EXCLUDED.kept,
+            created_at = EXCLUDED.created_at
         RETURNING w.id, w.state_id, w.serial, w.root_id)"""
 _KEEP = f"""WITH RECURSIVE {{walk}}, {_KEEP_WALKS}
     INSERT INTO blast_walk_rows (state_id, walk_id, depth, address, resource_id, path)
@@ -201,19 +211,24 @@ _KEEP = f"""WITH RECURSIVE {{walk}}, {_KEEP_WALKS}
 _KEEP_COUNT = f"WITH RECURSIVE {{walk}}, {_KEEP_WALKS} SELECT count(*) FROM walks"
 
 # Each root's kept walk (`total` NULL: none) and its page: at most $8 rows after ($6, $7)
-# in the walk's primary key order, one index range. A page row is at its root's version:
+# within depth $5 (NULL: all) in the walk's primary key order, one index range; `total`
+# the members within $5, `beyond` those past it. A page row is at its root's version:
 # the rows carry no version or state columns, and their JSONB ones only when asked for.
 _PAGES = f"""
-    SELECT k.ord AS page_owner, kv.serial, w.total, w.kept, p.rn, p.depth,
-           p.path, {ROW_COLUMNS}{{columns}}
+    SELECT k.ord AS page_owner, kv.serial, w.total - b.beyond AS total, b.beyond, w.kept,
+           p.rn, p.depth, p.path, {ROW_COLUMNS}{{columns}}
     FROM {KEYS_AT_VERSIONS}
     LEFT JOIN blast_walks w ON {_WALK_OF_ROOT}
+    LEFT JOIN LATERAL (SELECT coalesce(sum(l.size), 0)::int AS beyond
+                       FROM unnest(w.sizes) WITH ORDINALITY AS l (size, depth)
+                       WHERE l.depth > $5::int) b ON true
     LEFT JOIN LATERAL (
         SELECT q.*, row_number() OVER () AS rn
         FROM (SELECT x.resource_id AS id, x.state_id, k.version_id, x.depth, x.address, x.path
               FROM blast_walk_rows x
               WHERE x.state_id = w.state_id AND x.walk_id = w.id AND w.kept
                 AND (x.depth, x.address) > ($6, $7)
+                AND x.depth <= coalesce($5::int, 2147483647)
               ORDER BY x.depth, x.address LIMIT $8) q
     ) p ON true
     {ROW_JOIN}
@@ -245,13 +260,10 @@ _EXPIRE = f"""
     WHERE x.state_id = old.state_id AND x.walk_id = old.id"""
 
 
-def check_depth(max_depth: int) -> None:
-    if max_depth < 1:
+def check_depth(max_depth: int | None) -> None:
+    """A limit is a depth of 1 or more (None: none)."""
+    if max_depth is not None and max_depth < 1:
         raise BadInput(f"maxDepth must be at least 1, got {max_depth}")
-    if max_depth > MAX_DEPTH:
-        raise LimitExceeded(
-            f"maxDepth must be at most {MAX_DEPTH}, got {max_depth}", {"max": MAX_DEPTH}
-        )
 
 
 async def blast_radius(
@@ -260,7 +272,7 @@ async def blast_radius(
     direction: Direction = Direction.DEPENDENTS,
     *,
     limits: WalkLimits,
-    max_depth: int = DEFAULT_DEPTH,
+    max_depth: int | None = None,
     first: int,
     after: tuple[int, int, str] | None = None,
     rows: bool = True,
@@ -268,9 +280,10 @@ async def blast_radius(
     attributes: bool = True,
 ) -> dict[ResourceKey, Page[asyncpg.Record]]:
     """Every resource reachable from each root at the root's version, once, at its
-    shortest depth (1..max_depth), with one shortest path (root first, itself last,
-    encoded: path_addresses decodes it):
-    by depth, then address. A root with nothing in reach has no page.
+    shortest depth, with one shortest path (root first, itself last, encoded:
+    path_addresses decodes it): by depth, then address. A root with nothing in reach
+    has no page. With `max_depth` a page lists (and its total counts) the members within
+    it; its `beyond` counts those deeper.
 
     `after` is a BLAST_KEY (serial, depth, address): the serial of the version it was
     paged at, which must be the root's. `rows=False`: each radius' size only (its
@@ -278,8 +291,8 @@ async def blast_radius(
     `json` or `attributes` JSON_COLUMNS, and with `attributes` its attributes."""
     check_depth(max_depth)
     depth, address = (after[1], after[2]) if after else (0, "")  # (0, ""): before depth 1
-    key = (*key_arrays(roots), max_depth, direction.value, DIRECT_EDGES)
-    page = (depth, address, first + 1 if rows else 0)
+    key = (*key_arrays(roots), direction.value, DIRECT_EDGES)
+    page = (max_depth, depth, address, first + 1 if rows else 0)
     pages = _PAGES_OF[json, attributes]
     records = await conn.fetch(pages, *key, *page)
     unkept = _unkept(records, len(roots), rows=rows, serial=after and after[0])
@@ -293,8 +306,18 @@ async def blast_radius(
             await conn.execute(keep, *walked, *key[2:], rows)
             records = await conn.fetch(pages, *key, *page)
             await conn.execute(_EXPIRE, limits.seconds, limits.rows)
-    counted = (r for r in records if r["total"])  # an empty radius: no page
-    return by_key(pages_by_owner(counted, first, BLAST_KEY), roots)
+    counted = [r for r in records if r["total"]]  # an empty radius: no page
+    return by_key(with_beyond(pages_by_owner(counted, first, BLAST_KEY), counted), roots)
+
+
+def with_beyond(pages: dict[Any, Page[R]], records: Iterable[Any]) -> dict[Any, Page[R]]:
+    """`pages` with the count of members past the depth limit, from their records'
+    `beyond` column (any row of an owner's: it is the owner's)."""
+    beyond = {r["page_owner"]: r["beyond"] for r in records}
+    return {
+        owner: replace(page, beyond=beyond[owner]) if beyond[owner] else page
+        for owner, page in pages.items()
+    }
 
 
 def _unkept(
@@ -355,24 +378,27 @@ class RadiusLayer:
 
 @dataclass(frozen=True)
 class RadiusLayers:
-    """A blast radius summarised for a picture: per depth, its size and its first
-    resources, and the direct edges between those (near id, far id: the walk's way)."""
+    """A blast radius summarised for a picture: per depth (to the limit), its size and its
+    first resources, and the direct edges between those (near id, far id: the walk's
+    way); `beyond` counts the members deeper than the limit."""
 
-    total: int
+    total: int  # within the limit
     layers: list[RadiusLayer]
     edges: list[tuple[UUID, UUID]]
+    beyond: int = 0
 
 
-# Per depth of a kept walk ($1 root row id at $2 version, $3..$5 its key): the depth's
-# size and its first $6 resources by address (one index range each, the primary key).
+# Per depth of a kept walk ($1 root row id at $2 version, $3 and $4 its key) to depth $5
+# (NULL: all): the depth's size and its first $6 resources by address (one index range
+# each, the primary key).
 _LAYERS = f"""
     WITH walk AS (
-        SELECT w.id, w.state_id FROM {KEYS_AT_VERSIONS}
+        SELECT w.id, w.state_id, w.sizes FROM {KEYS_AT_VERSIONS}
         JOIN blast_walks w ON {_WALK_OF_ROOT} AND w.kept),
     layer AS (
-        SELECT x.depth, count(*) AS total FROM walk w
-        JOIN blast_walk_rows x ON x.state_id = w.state_id AND x.walk_id = w.id
-        GROUP BY x.depth)
+        SELECT l.depth::int, l.total FROM walk w,
+            unnest(w.sizes) WITH ORDINALITY AS l (total, depth)
+        WHERE $5::int IS NULL OR l.depth <= $5)
     SELECT l.depth, l.total, d.resource_id, d.address FROM layer l, walk w
     CROSS JOIN LATERAL (
         SELECT x.resource_id, x.address FROM blast_walk_rows x
@@ -393,18 +419,19 @@ async def radius_layers(
     direction: Direction = Direction.DEPENDENTS,
     *,
     limits: WalkLimits,
-    max_depth: int = DEFAULT_DEPTH,
+    max_depth: int | None = None,
     per_layer: int,
 ) -> RadiusLayers:
-    """The blast radius of `root` by depth: each depth's size and its first `per_layer`
-    resources by address, with the direct edges among those and the root. Walks (and
-    keeps) the radius as `blast_radius` does, so a big radius costs its walk once."""
+    """The blast radius of `root` by depth, to `max_depth`: each depth's size and its
+    first `per_layer` resources by address, with the direct edges among those and the
+    root, and how many members lie deeper. Walks (and keeps) the radius as
+    `blast_radius` does, so a big radius costs its walk once."""
     pages = await blast_radius(conn, [root], direction, limits=limits, max_depth=max_depth, first=1)
     if root not in pages:
         return RadiusLayers(0, [], [])
-    key = (*key_arrays([root]), max_depth, direction.value, DIRECT_EDGES)
+    key = (*key_arrays([root]), direction.value, DIRECT_EDGES)
     layers: dict[int, RadiusLayer] = {}
-    for r in await conn.fetch(_LAYERS, *key, per_layer):
+    for r in await conn.fetch(_LAYERS, *key, max_depth, per_layer):
         layer = layers.setdefault(r["depth"], RadiusLayer(r["depth"], r["total"], []))
         layer.drawn.append((r["resource_id"], r["address"]))
     near, far = _HOP[direction]
@@ -414,4 +441,9 @@ async def radius_layers(
     )
     found = await conn.fetch(edges_sql, root[1], ids)
     total = sum(layer.total for layer in layers.values())
-    return RadiusLayers(total, list(layers.values()), [(r["near"], r["far"]) for r in found])
+    return RadiusLayers(
+        total,
+        list(layers.values()),
+        [(r["near"], r["far"]) for r in found],
+        pages[root].beyond,
+    )

@@ -53,13 +53,13 @@ async def test_a_cursor_pages_the_version_it_started_on(client, conn) -> None:
     await write_version(conn, "g", chain_graph(serial=2, grown=True), actor="test")
     rest = await _walk(client, first["pageInfo"]["endCursor"])
     paged = [first, *rest]
-    assert {p["totalCount"] for p in paged} == {15}
+    assert {p["totalCount"] for p in paged} == {17}
     assert {e["node"]["resource"]["version"]["serial"] for p in paged for e in p["edges"]} == {1}
     assert _addresses(paged) == _addresses(await _walk(client, serial=1))
-    assert len(set(_addresses(paged))) == 15 and "a" not in _addresses(paged)
+    assert len(set(_addresses(paged))) == 17 and "a" not in _addresses(paged)
 
     new = await _walk(client)  # a new walk: the current version
-    assert new[0]["totalCount"] == 16 and _addresses(new)[:2] == ["a", "b"]
+    assert new[0]["totalCount"] == 18 and _addresses(new)[:2] == ["a", "b"]
     variables = {"after": first["pageInfo"]["endCursor"], "serial": 2}
     assert await error_codes(client, PAGE, variables) == ["BAD_INPUT"]
 
@@ -76,20 +76,20 @@ async def test_a_list_of_resources_shares_the_kept_walks(client, conn, statement
     statements.statements.clear()
     rest = await _walk(client, r["blastRadius"]["pageInfo"]["endCursor"])
     assert _walks(statements) == []  # the root's walk was kept by the list
-    assert len(_addresses(rest)) == 11
+    assert len(_addresses(rest)) == 13
 
 
 async def test_total_count_alone_keeps_no_rows(client, conn, statements) -> None:
     await write_version(conn, "g", chain_graph(), actor="test")
     count = '{ blastRadius(state: "g", address: "terraform_data.r") { totalCount } }'
-    assert await gql(client, count) == {"blastRadius": {"totalCount": 15}}
+    assert await gql(client, count) == {"blastRadius": {"totalCount": 17}}
     [walk] = _walks(statements)
     assert "path" not in walk  # the count-only walk
     kept = "SELECT total, kept FROM blast_walks"
-    assert [tuple(r) for r in await conn.fetch(kept)] == [(15, False)]
+    assert [tuple(r) for r in await conn.fetch(kept)] == [(17, False)]
     assert await conn.fetchval("SELECT count(*) FROM blast_walk_rows") == 0
-    assert len(_addresses(await _walk(client))) == 15  # rows wanted: walked and kept
-    assert [tuple(r) for r in await conn.fetch(kept)] == [(15, True)]
+    assert len(_addresses(await _walk(client))) == 17  # rows wanted: walked and kept
+    assert [tuple(r) for r in await conn.fetch(kept)] == [(17, True)]
 
 
 ATTRIBUTES = """{ blastRadius(state: "g", address: "terraform_data.r", first: 3) {

@@ -68,6 +68,16 @@ def test_a_resource_whose_predecessors_are_undrawn_hangs_off_the_more_node() -> 
     assert (summary.x1, summary.y1) == (more.x + BOX_WIDTH, more.y + BOX_HEIGHT // 2)
 
 
+def test_members_past_the_depth_limit_are_one_box_in_the_next_column() -> None:
+    layers = [Layer(2, [("a", "a"), ("b", "b")]), Layer(1, [("c", "c")])]
+    uncut = layout(("r", "r"), layers, [("r", "a"), ("r", "b"), ("a", "c")])
+    assert uncut.beyond is None
+    picture = layout(("r", "r"), layers, [("r", "a"), ("r", "b"), ("a", "c")], beyond=1234)
+    assert picture.beyond is not None and picture.beyond.label == "1,234 more beyond depth 2"
+    assert (picture.beyond.depth, picture.beyond.x) == (3, 10 + 3 * COLUMN_WIDTH)
+    assert picture.width == uncut.width + COLUMN_WIDTH and picture.nodes == uncut.nodes
+
+
 def test_a_dense_layer_draws_three_lines_into_a_box_and_counts_the_rest() -> None:
     subnets = [(f"s{i}", f"s{i}") for i in range(5)]
     layers = [Layer(5, subnets), Layer(1, [("vm", "vm")])]

@@ -169,6 +169,22 @@ async def test_blast_radius_picture_draws_each_depth_up_to_the_limit(
     assert f"<b>{2 * spokes}</b> resources depend on it" in html
 
 
+async def test_blast_radius_picture_says_how_many_lie_beyond_its_depth(
+    client, conn: asyncpg.Connection
+) -> None:
+    await write_version(conn, "hub", _hub(3), actor="ci")
+    params = {"state": "hub", "address": "aws_vpc.main"}
+    cut = await page(client, "/ui/resource", {**params, "depth": "1"})
+    svg = re.search(r'<svg id="radius".*?</svg>', cut, re.S)
+    assert svg and re.findall(r'data-depth="(\d)" data-address=', svg.group(0)) == ["0"] + ["1"] * 3
+    beyond = re.search(r'data-depth="2" data-beyond="3">.*?<text[^>]*>([^<]+)</text>', svg.group(0))
+    assert beyond and beyond.group(1) == "3 more beyond depth 1"
+    assert "<b>6</b> resources depend on it" in cut  # the whole radius
+    assert '<b id="radius-beyond">3 more beyond depth 1</b>' in cut
+    whole = await page(client, "/ui/resource", params)  # within the default depth: no cut
+    assert "beyond" not in whole
+
+
 async def test_pages_of_a_state_with_only_a_lock_and_of_a_leaf(
     client, conn: asyncpg.Connection
 ) -> None:

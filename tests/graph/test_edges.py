@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.errors import BadInput, LimitExceeded
+from app.errors import BadInput
 from app.graph.edges import Direction, blast_radius, neighbours, path_addresses
 from app.graph.resources import find_resource
 from app.graph.store import write_version
@@ -52,16 +52,31 @@ async def test_dependents_diamond_cycle_chain(conn) -> None:
     assert page.total == 17 and not page.has_next
 
 
-async def test_max_depth_caps_the_walk(conn) -> None:
+async def test_the_whole_radius_by_default_and_a_limit_counts_what_it_cuts(conn) -> None:
     ids = await _ids(conn)
-    default = (await blast_radius(conn, [ids["r"]], limits=WALK_LIMITS, first=100))[ids["r"]]
-    assert max(r["depth"] for r in default.rows) == 10 and default.total == 15
+    whole = (await blast_radius(conn, [ids["r"]], limits=WALK_LIMITS, first=100))[ids["r"]]
+    assert max(r["depth"] for r in whole.rows) == 12 and whole.total == 17 and whole.beyond == 0
     shallow = (await blast_radius(conn, [ids["r"]], limits=WALK_LIMITS, first=100, max_depth=2))[
         ids["r"]
     ]
     assert [a for a, _, _ in _radius(shallow)] == ["b", "c", "k01", "d", "k02"]
-    with pytest.raises(LimitExceeded):
-        await blast_radius(conn, [ids["r"]], limits=WALK_LIMITS, first=10, max_depth=51)
+    assert (shallow.total, shallow.beyond, shallow.has_next) == (5, 12, False)
+    paged, after = [], None  # a limit's pages end at it, from the same kept walk
+    while True:
+        page = (
+            await blast_radius(
+                conn, [ids["r"]], limits=WALK_LIMITS, first=2, max_depth=3, after=after
+            )
+        )[ids["r"]]
+        assert (page.total, page.beyond) == (7, 10)
+        paged += _radius(page)
+        if not page.has_next:
+            break
+        after = page.keys[-1]
+    assert paged == _radius(whole)[:7]
+    assert await conn.fetchval("SELECT count(*) FROM blast_walks") == 1
+    deep = await blast_radius(conn, [ids["r"]], limits=WALK_LIMITS, first=100, max_depth=51)
+    assert _radius(deep[ids["r"]]) == _radius(whole) and deep[ids["r"]].beyond == 0
     with pytest.raises(BadInput):
         await blast_radius(conn, [ids["r"]], limits=WALK_LIMITS, first=10, max_depth=0)
 
@@ -96,7 +111,7 @@ async def test_many_roots_in_one_statement_and_keyset_pages(conn) -> None:
         page = (await blast_radius(conn, [ids["r"]], limits=WALK_LIMITS, first=4, after=after))[
             ids["r"]
         ]
-        assert page.total == 15
+        assert page.total == 17
         walked += _radius(page)
         if not page.has_next:
             break

@@ -84,8 +84,8 @@ async def test_the_first_page_walks_and_the_next_ones_read_their_slice(conn) -> 
     assert paged == [
         (r["depth"], r["address"].removeprefix(T), path_addresses(r["path"])) for r in whole.rows
     ]
-    assert len(paged) == len({a for _, a, _ in paged}) == whole.total == 15
-    assert await _kept(conn) == {"r": (15, True, 15)}
+    assert len(paged) == len({a for _, a, _ in paged}) == whole.total == 17
+    assert await _kept(conn) == {"r": (17, True, 17)}
 
 
 async def test_batched_roots_share_the_kept_walks(conn) -> None:
@@ -102,7 +102,7 @@ async def test_batched_roots_share_the_kept_walks(conn) -> None:
         await blast_radius(conn, [ids["r"], ids["b"]], limits=WALK_LIMITS, first=2)
         assert len(walked) == 2
     assert [r["address"] for r in alone[ids["k01"]].rows] == [T + "k04", T + "k05"]
-    assert await _kept(conn) == {"r": (15, True, 15), "k01": (10, True, 10), "b": (3, True, 3)}
+    assert await _kept(conn) == {"r": (17, True, 17), "k01": (11, True, 11), "b": (3, True, 3)}
 
 
 async def test_a_cursor_pages_its_version_and_a_new_walk_sees_the_new_one(conn) -> None:
@@ -112,11 +112,11 @@ async def test_a_cursor_pages_its_version_and_a_new_walk_sees_the_new_one(conn) 
     assert v2["r"][0] == v1["r"][0]  # the root's row is shared by both versions
     rest = await blast_radius(conn, [v1["r"]], limits=WALK_LIMITS, first=100, after=first.keys[-1])
     paged = [r["address"].removeprefix(T) for r in [*first.rows, *rest[v1["r"]].rows]]
-    assert paged[:4] == ["b", "c", "k01", "d"] and "a" not in paged and len(paged) == 15
-    assert rest[v1["r"]].total == 15 and {r["serial"] for r in rest[v1["r"]].rows} == {1}
+    assert paged[:4] == ["b", "c", "k01", "d"] and "a" not in paged and len(paged) == 17
+    assert rest[v1["r"]].total == 17 and {r["serial"] for r in rest[v1["r"]].rows} == {1}
     new = (await blast_radius(conn, [v2["r"]], limits=WALK_LIMITS, first=4))[v2["r"]]
     assert [r["address"] for r in new.rows] == [T + "a", T + "b", T + "c", T + "k01"]
-    assert new.total == 16
+    assert new.total == 18
     with pytest.raises(BadInput, match="serial 1"):  # a cursor of v1 on the root at v2
         await blast_radius(conn, [v2["r"]], limits=WALK_LIMITS, first=4, after=first.keys[-1])
 
@@ -134,33 +134,33 @@ async def test_an_expired_walk_walks_again_under_its_cursor(conn) -> None:
         )
         assert len(walked) == 1
     paged = [r["address"] for r in [*first.rows, *rest[ids["r"]].rows]]
-    assert len(paged) == len(set(paged)) == rest[ids["r"]].total == 15
+    assert len(paged) == len(set(paged)) == rest[ids["r"]].total == 17
 
 
 async def test_walks_past_the_row_limit_go_oldest_first_but_the_newest_stays(conn) -> None:
     ids = await _keys(conn)
     limits = WalkLimits(rows=20, seconds=3600)  # a walk counts its rows and one
-    await blast_radius(conn, [ids["r"]], limits=limits, first=1)  # 16
-    await blast_radius(conn, [ids["k01"]], limits=limits, first=1)  # 11: r goes
-    assert await _kept(conn) == {"k01": (10, True, 10)}
-    await blast_radius(conn, [ids["k10"]], limits=limits, first=1)  # 3: 14 in all
+    await blast_radius(conn, [ids["r"]], limits=limits, first=1)  # 18
+    await blast_radius(conn, [ids["k01"]], limits=limits, first=1)  # 12: r goes
+    assert await _kept(conn) == {"k01": (11, True, 11)}
+    await blast_radius(conn, [ids["k10"]], limits=limits, first=1)  # 3: 15 in all
     assert set(await _kept(conn)) == {"k01", "k10"}
     await blast_radius(conn, [ids["r"]], limits=WalkLimits(rows=5, seconds=3600), first=1)
-    assert await _kept(conn) == {"r": (15, True, 15)}  # bigger than the limit, newest
+    assert await _kept(conn) == {"r": (17, True, 17)}  # bigger than the limit, newest
 
 
 async def test_a_total_alone_counts_without_keeping_rows(conn) -> None:
     ids = await _keys(conn)
     with _walks(conn) as walked:
         counted = await blast_radius(conn, [ids["r"]], limits=WALK_LIMITS, first=4, rows=False)
-        assert counted[ids["r"]].total == 15 and counted[ids["r"]].rows == []
+        assert counted[ids["r"]].total == 17 and counted[ids["r"]].rows == []
         assert "path" not in walked[0]  # a walk that skips paths
-        assert await _kept(conn) == {"r": (15, False, 0)}
+        assert await _kept(conn) == {"r": (17, False, 0)}
         await blast_radius(conn, [ids["r"]], limits=WALK_LIMITS, first=4, rows=False)
         assert len(walked) == 1  # the count was kept
         page = (await blast_radius(conn, [ids["r"]], limits=WALK_LIMITS, first=4))[ids["r"]]
         assert len(walked) == 2 and len(page.rows) == 4  # rows wanted: walked, kept
-        assert await _kept(conn) == {"r": (15, True, 15)}
+        assert await _kept(conn) == {"r": (17, True, 17)}
         await blast_radius(conn, [ids["r"]], limits=WALK_LIMITS, first=4, rows=False)
         assert len(walked) == 2  # a kept walk has its total
 
@@ -194,8 +194,8 @@ async def test_two_requests_for_one_unkept_walk_keep_it_once(pool, conn) -> None
         both = asyncio.gather(request(), request())
         await _waiting(conn, {"relation", "advisory"})
     first, second = await both
-    assert first == second and len(first) == 15
-    assert await _kept(conn) == {"r": (15, True, 15)}
+    assert first == second and len(first) == 17
+    assert await _kept(conn) == {"r": (17, True, 17)}
 
 
 async def test_deleting_a_state_deletes_its_walks(conn) -> None:
@@ -217,6 +217,6 @@ async def test_pruning_versions_deletes_their_walks(conn) -> None:
     state_id = await conn.fetchval("SELECT id FROM states")
     await prune_state(conn, state_id, "g", keep_last=1, actor="test")
     assert [tuple(r) for r in await conn.fetch("SELECT serial, total FROM blast_walks")] == [
-        (2, 16)
+        (2, 18)
     ]
-    assert await conn.fetchval("SELECT count(*) FROM blast_walk_rows") == 16
+    assert await conn.fetchval("SELECT count(*) FROM blast_walk_rows") == 18

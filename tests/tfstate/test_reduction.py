@@ -58,3 +58,28 @@ def test_cycles_keep_their_edges_and_reduce_around_them() -> None:
 def test_a_deep_chain_does_not_overflow_the_stack() -> None:
     chain = [(i + 1, i) for i in range(50_000)]
     assert direct_edges(50_001, chain) == set(chain)
+
+
+@st.composite
+def graphs(draw: st.DrawFn) -> tuple[int, list[tuple[int, int]]]:
+    """Any directed graph: cycles, self-loops, lists closed or not."""
+    nodes = draw(st.integers(1, 25))
+    pairs = st.tuples(st.integers(0, nodes - 1), st.integers(0, nodes - 1))
+    return nodes, sorted(set(draw(st.lists(pairs, max_size=60))))
+
+
+def _reach(nodes: int, edges: object) -> set[tuple[int, int]]:
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(nodes))
+    graph.add_edges_from(edges)  # type: ignore[arg-type]
+    return {(a, b) for a in range(nodes) for b in nx.descendants(graph, a)}
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(graph=graphs(), exact=st.booleans())
+def test_direct_edges_reach_whatever_the_declared_ones_reach(graph, exact, monkeypatch) -> None:
+    """A blast radius walks direct edges for its members: exact or one step, with cycles
+    or not, they reach every resource the declared edges do."""
+    nodes, edges = graph
+    monkeypatch.setattr(reduction, "EXACT_LIMIT", 30_000 if exact else 0)
+    assert _reach(nodes, direct_edges(nodes, edges)) == _reach(nodes, edges)

@@ -25,7 +25,7 @@ from app.graph.resources import ResourceFilter, ResourceKey
 @dataclass(frozen=True)
 class Blast:
     direction: Direction
-    max_depth: int
+    max_depth: int | None  # None: no limit
     page: PageArgs
     rows: bool  # False: the total alone (no edges or pageInfo selected)
     json: bool = True  # the resources' index keys and sensitive paths (False: not shown)

@@ -7,12 +7,13 @@ from app.access import Role
 from app.api.context import Info
 from app.api.graph.types import (
     RESOURCE_LISTS,
-    BlastRadiusNode,
+    BlastRadiusConnection,
     CrossStatesArg,
     Direction,
     Event,
     InventoryEntry,
     InventoryGroup,
+    MaxDepthArg,
     Resource,
     ResourceFilter,
     State,
@@ -111,9 +112,11 @@ class GraphQuery:
 
     @strawberry.field(
         description="The blast radius of a resource of a state (current version, or at "
-        "`serial`): every resource reachable, once, at its shortest depth, by depth then "
-        "address. `totalCount` is the size of the whole blast radius. A cursor pages the "
-        "version it was taken at, even after a newer one was written."
+        "`serial`): every resource that depends on it, transitively through the declared "
+        "dependencies (DEPENDENTS), or that it depends on (DEPENDENCIES), once, at its "
+        "shortest depth over direct edges, by depth then address. The whole radius unless "
+        "`maxDepth`, which says what it left out (`truncated`, `beyondCount`). A cursor "
+        "pages the version it was taken at, even after a newer one was written."
     )
     async def blast_radius(
         self,
@@ -121,12 +124,12 @@ class GraphQuery:
         state: str,
         address: str,
         direction: Direction = edges.Direction.DEPENDENTS,
-        max_depth: int = edges.DEFAULT_DEPTH,
+        max_depth: MaxDepthArg = None,
         serial: int | None = None,
         first: FirstArg = DEFAULT_FIRST,
         after: AfterArg = None,
         cross_states: CrossStatesArg = False,
-    ) -> Connection[BlastRadiusNode]:
+    ) -> BlastRadiusConnection:
         if serial is None and after is not None:
             # the version it started on
             serial = decode_cursor(after, blast_keyset(cross_states))[0]
@@ -142,7 +145,7 @@ class GraphQuery:
             ]
         )
         arguments = blast_arguments(direction, max_depth, first, after, cross_states)
-        found: Connection[BlastRadiusNode] = await resolve(
+        found: BlastRadiusConnection = await resolve(
             info, root, RESOURCE_LISTS["blastRadius"], arguments, RESOURCE_LISTS
         )
         return found

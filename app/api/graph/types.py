@@ -62,6 +62,13 @@ CrossStatesArg = Annotated[
         "back to the producers' resources (DEPENDENCIES). Walked again for every page."
     ),
 ]
+MaxDepthArg = Annotated[
+    int | None,
+    strawberry.argument(
+        description="Lists only the members within this depth (1 or more); `totalCount` "
+        "counts them, `beyondCount` the deeper ones. Null (the default): the whole radius."
+    ),
+]
 N = TypeVar("N")
 K = TypeVar("K")
 
@@ -530,6 +537,32 @@ class BlastRadiusNode:
     )
 
 
+@strawberry.type(
+    name="BlastRadiusNodeConnection",
+    description="A page of a blast radius. Its members are every resource that declares, "
+    "transitively, a dependency on the root (DEPENDENTS) or that the root declares "
+    "(DEPENDENCIES), whatever their depth: `totalCount + beyondCount` is their number.",
+)
+class BlastRadiusConnection(Connection[BlastRadiusNode]):
+    beyond: strawberry.Private[int]
+
+    @strawberry.field(
+        description="The members within maxDepth, all pages (without one: every member)."
+    )
+    def total_count(self) -> int:
+        if self.total is None:
+            raise AssertionError("a page counted without its total: select-aware code is wrong")
+        return self.total
+
+    @strawberry.field(description="Whether maxDepth left members out (beyondCount > 0).")
+    def truncated(self) -> bool:
+        return self.beyond > 0
+
+    @strawberry.field(description="The members deeper than maxDepth, not listed (0 without one).")
+    def beyond_count(self) -> int:
+        return self.beyond
+
+
 @strawberry.type(description="One resource instance of a state version.")
 class Resource(relay.Node):
     id: relay.NodeID[str]
@@ -611,19 +644,20 @@ class Resource(relay.Node):
         return connection(page, [HistoryEntry.of(e) for e in page.rows], after=after)
 
     @strawberry.field(
-        description="Every resource reachable from this one, once, at its shortest depth "
-        "over direct edges (those no other path implies), by depth then address. "
-        "`totalCount` is the size of the whole blast radius."
+        description="Every resource that depends on this one, transitively through the "
+        "declared dependencies (DEPENDENTS), or that it depends on (DEPENDENCIES), once, "
+        "at its shortest depth over direct edges (those no other path implies), by depth "
+        "then address. The whole radius unless `maxDepth`, which says what it left out."
     )
     def blast_radius(
         self,
         info: Info,
         direction: Direction = edges.Direction.DEPENDENTS,
-        max_depth: int = edges.DEFAULT_DEPTH,
+        max_depth: MaxDepthArg = None,
         first: FirstArg = DEFAULT_FIRST,
         after: AfterArg = None,
         cross_states: CrossStatesArg = False,
-    ) -> Connection[BlastRadiusNode]:
+    ) -> BlastRadiusConnection:
         arguments = blast_arguments(direction, max_depth, first, after, cross_states)
         # the connection, or an awaitable of it (graphql-core awaits what resolvers return)
         return resolve(info, self, RESOURCE_LISTS["blastRadius"], arguments, RESOURCE_LISTS)  # type: ignore[no-any-return]
@@ -668,7 +702,7 @@ def _hop_key(direction: edges.Direction) -> Callable[[Mapping[str, Any], list[Se
 
 
 # What a connection shows without its rows.
-_ROWLESS = frozenset({"totalCount", "__typename"})
+_ROWLESS = frozenset({"totalCount", "truncated", "beyondCount", "__typename"})
 # The fields of a Resource read from resources.JSON_COLUMNS: a blast radius page whose
 # resources show none of them reads its rows without (the attributes bring them too).
 _JSON_FIELDS = frozenset({"indexKey", "sensitiveAttributes"})
@@ -681,14 +715,12 @@ def blast_keyset(cross_states: bool) -> Keyset:
 def _blast_key(arguments: Mapping[str, Any], selected: list[Selected]) -> Blast:
     cross = bool(arguments.get("crossStates"))
     page = page_args(arguments.get("first"), arguments.get("after"), blast_keyset(cross))
-    max_depth = arguments.get("maxDepth")
     direction = _direction(arguments.get("direction"))
-    depth = edges.DEFAULT_DEPTH if max_depth is None else max_depth
     shown = {field.name for field in descend(selected, ())}
     resource = {field.name for field in descend(selected, ("edges", "node", "resource"))}
     return Blast(
         direction,
-        depth,
+        arguments.get("maxDepth"),
         page,
         rows=not shown <= _ROWLESS,
         json=not resource.isdisjoint(_JSON_FIELDS),
@@ -706,7 +738,7 @@ async def _load_hops(
 
 async def _load_blasts(
     info: Info, owners: list[Resource], key: Blast, after: str | None
-) -> list[Connection[BlastRadiusNode]]:
+) -> list[BlastRadiusConnection]:
     roots = [(o.key, key) for o in owners]
     pages = await info.context.graph.blast_radius.load_many(roots)
     return [
@@ -717,7 +749,7 @@ async def _load_blasts(
 
 def blast_connection(
     page: Page[Any], after: str | None, version: StateVersion | None
-) -> Connection[BlastRadiusNode]:
+) -> BlastRadiusConnection:
     """A page of a blast radius whose root is at `version` (its rows are too, their paths
     as the walk encoded them); `version` None: across states (rows carry their versions,
     paths and path states)."""
@@ -731,7 +763,10 @@ def blast_connection(
         nodes.append(
             BlastRadiusNode(resource=resource, depth=r["depth"], path=path, path_states=path_states)
         )
-    return connection(page, nodes, after=after)
+    found = connection(page, nodes, after=after)
+    return BlastRadiusConnection(
+        edges=found.edges, page_info=found.page_info, total=found.total, beyond=page.beyond
+    )
 
 
 # The list fields of a resource, filled ahead for a whole page (see app/api/prefetch.py).
@@ -846,7 +881,7 @@ def event_of(r: Row) -> Event:
 
 def blast_arguments(
     direction: edges.Direction,
-    max_depth: int,
+    max_depth: int | None,
     first: int | None,
     after: str | None,
     cross_states: bool,
