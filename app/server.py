@@ -38,6 +38,7 @@ from app.errors import AppError
 from app.graph.notify import EventFeed
 from app.http import error_response, json_response
 from app.observe import UNAVAILABLE, RequestMiddleware, collect_when_idle, metrics_text
+from app.webhooks.worker import worker_running
 
 log = logging.getLogger("infragraph")
 
@@ -158,7 +159,11 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         app.state.pool = pool
         collector = asyncio.create_task(collect_when_idle())
         try:
-            async with _health_pool(app, url), EventFeed(url).running() as feed:
+            async with (
+                _health_pool(app, url),
+                EventFeed(url).running() as feed,
+                worker_running(pool, url, settings),
+            ):
                 app.state.event_feed = feed
                 yield
         finally:

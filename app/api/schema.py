@@ -27,15 +27,19 @@ from app.api.policies.mutations import PolicyMutation
 from app.api.policies.queries import PolicyQuery
 from app.api.tokens.mutations import TokenMutation
 from app.api.tokens.queries import TokenQuery
+from app.api.webhooks.mutations import WebhookMutation
+from app.api.webhooks.queries import WebhookQuery
 
 
 @strawberry.type
-class Query(GraphQuery, CatalogQuery, IacQuery, PolicyQuery, TokenQuery):
+class Query(GraphQuery, CatalogQuery, IacQuery, PolicyQuery, TokenQuery, WebhookQuery):
     pass
 
 
 @strawberry.type
-class Mutation(GraphMutation, CatalogMutation, IacMutation, PolicyMutation, TokenMutation):
+class Mutation(
+    GraphMutation, CatalogMutation, IacMutation, PolicyMutation, TokenMutation, WebhookMutation
+):
     pass
 
 
