@@ -66,6 +66,8 @@ def refusal(address: Address, settings: WebhookSettings) -> str | None:
         address = address.ipv4_mapped
     if address.is_loopback:
         return "loopback"
+    if address.is_unspecified:
+        return "unspecified"
     if address.is_link_local:
         return "link-local"
     if address.is_private:

@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 import asyncpg
 import httpx
+from prometheus_client import Counter
 
 from app import db
-from app.observe import UNEXPECTED
+from app.observe import REGISTRY, UNEXPECTED
 from app.webhooks import store
 from app.webhooks.destination import UnsafeDestination, resolve
 from app.webhooks.kinds import kind_of
@@ -44,12 +45,22 @@ if TYPE_CHECKING:
     from app.tfstate.remote import Server
 
 log = logging.getLogger("infragraph.webhooks")
+# httpx logs every request at INFO: a line per delivery, which the metrics count instead
+logging.getLogger("httpx").setLevel(logging.WARNING)
 
 BATCH = 64  # deliveries claimed at once, and sent concurrently
 MAX_RESPONSE_BYTES = 64 * 1024  # of a receiver's answer read (then the connection closes)
 BACKOFF_MAX_S = 30.0  # between tries while the database is out of reach
 APPLICATION_NAME = "infragraph webhooks"
 USER_AGENT = "infragraph-webhooks"
+
+DELIVERIES = Counter(
+    "infragraph_webhook_deliveries",
+    "Webhook delivery attempts of this process, by outcome (delivered, failed: to be "
+    "retried, dead: given up).",
+    ["outcome"],
+    registry=REGISTRY,
+)
 
 
 def retry_delay(attempts: int, settings: WebhookSettings, rng: random.Random) -> float:
@@ -150,6 +161,7 @@ class Worker:
                 await store.record_delivered(
                     conn, [d for d, _ in delivered], [s or 0 for _, s in delivered]
                 )
+                DELIVERIES.labels("delivered").inc(len(delivered))
             for row, (status, error) in zip(claimed, results, strict=True):
                 if error is None:
                     continue
@@ -159,7 +171,9 @@ class Worker:
                     error,
                     retry_delay(row["attempts"], self.settings, self.rng),
                 )
-                if await store.record_failed(conn, failure, self.settings.retry_for_s) == "dead":
+                outcome = await store.record_failed(conn, failure, self.settings.retry_for_s)
+                DELIVERIES.labels("dead" if outcome == "dead" else "failed").inc()
+                if outcome == "dead":
                     log.warning(
                         "webhook %s: delivery %s is dead after %d attempts: %s",
                         row["url"],
