@@ -584,3 +584,10 @@ def token_list(as_json: bool) -> None:
 def token_revoke(name: str) -> None:
     _ask(REVOKE_TOKEN, {"name": name}, "revokeToken")
     click.echo(f"revoked: {name}")
+
+
+# --- webhooks (admin), through the API: a module of their own ---------------------------
+
+from app.webhook_cli import webhook  # noqa: E402  (it uses the helpers above)
+
+main.add_command(webhook)
