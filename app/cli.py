@@ -206,6 +206,7 @@ def rotate_key() -> None:
     from app import crypto, db
     from app.graph import rotation
     from app.iac.state import reseal_hash_key
+    from app.webhooks.store import reseal_secrets
 
     settings = _settings()
     crypto.use(crypto.Keyring(settings.encryption_key, settings.encryption_key_old))
@@ -227,6 +228,7 @@ def rotate_key() -> None:
             await db.migrate(conn)
             done = await rotation.rotate(conn, progress)
             done.counts["iac key"] = await reseal_hash_key(conn)
+            done.counts["webhook secrets"] = await reseal_secrets(conn)
             return done
         finally:
             await conn.close()

@@ -17,7 +17,8 @@ What each operation needs (NEEDS below), and what each caller then gets:
     read_place     ok / 403           ok / 403         ok      GET raw of an iac: state
     write_place    403 / 403          ok / 403         ok      backend, IaC, catalog writes
     write          403 / 403          ok / ok          ok      catalog writes by an absent ID
-    admin          403 / 403          403 / 403        ok      prune, policies, tokens, force
+    admin          403 / 403          403 / 403        ok      prune, policies, tokens, force,
+                                                               webhooks
     iac_refused    403 / 403          403 / 403        403     POST/LOCK/DELETE of iac:*
 
 `ok` is any answer but 401/403 and a 5xx (the live server fails the test on a 5xx):
@@ -210,6 +211,7 @@ QUERIES: dict[str, Op] = {
         _edges("violations"),
     ),
     "Query.tokens": Op(Need.ADMIN, selection="{ name }"),
+    "Query.webhooks": Op(Need.ADMIN, selection="{ id }"),
     # the matrix's states read no other: what links show is tests/api/test_across.py's
     "Query.statesGraph": Op(Need.ANY, selection="{ states { name } }"),
     "Query.staleConsumers": Op(Need.ANY, lambda p: {"state": p.state}, "{ consumer { name } }"),
@@ -271,6 +273,17 @@ MUTATIONS: dict[str, Op] = {
         Need.ADMIN, lambda p: {"name": f"t-{uuid.uuid4().hex[:8]}", "role": "READ"}
     ),
     "Mutation.revokeToken": Op(Need.ADMIN, lambda p: {"name": "absent"}),
+    # an address refused before any lookup: BAD_INPUT
+    "Mutation.createWebhook": Op(
+        Need.ADMIN,
+        lambda p: {
+            "input": {"url": "https://192.0.2.1/", "events": ["STATE_WRITTEN"], "secret": "s" * 16}
+        },
+        "{ id }",
+    ),
+    "Mutation.updateWebhook": Op(Need.ADMIN, lambda p: {"input": {"id": ABSENT}}, "{ id }"),
+    "Mutation.deleteWebhook": Op(Need.ADMIN, lambda p: {"id": ABSENT}, "{ id }"),
+    "Mutation.redeliverWebhook": Op(Need.ADMIN, lambda p: {"delivery": ABSENT}, "{ id }"),
 }
 GRAPHQL = {**QUERIES, **MUTATIONS}
 
@@ -325,6 +338,7 @@ ROUTES: dict[str, Call] = {
     ),
     "GET /ui/inventory": Call("GET", lambda p: "/ui/inventory", Need.ANY),
     "GET /ui/iac": Call("GET", lambda p: "/ui/iac", Need.ANY),
+    "GET /ui/webhooks": Call("GET", lambda p: "/ui/webhooks", Need.ADMIN),
     "GET /ui/static": Call("GET", lambda p: "/ui/static/style.css", Need.ANY),
     "GET /console": Call("GET", lambda p: "/console/console.js", Need.ANY),
 }
