@@ -1315,3 +1315,7 @@ GROUPS = {
     "dashboard": DASHBOARD_GROUP,
     "across": ACROSS_GROUP,
 }
+
+from bench.webhooks import WEBHOOK_GROUP  # noqa: E402  (it uses the helpers above)
+
+GROUPS["webhooks"] = WEBHOOK_GROUP

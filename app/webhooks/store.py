@@ -202,10 +202,11 @@ _CLAIM = """
 WITH due AS (
     SELECT d.id FROM webhook_deliveries d
     WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-      AND NOT EXISTS (
-          SELECT FROM webhook_deliveries o
+      -- a probe of the index per row (a correlated subquery, never planned as a join)
+      AND d.seq = (
+          SELECT min(o.seq) FROM webhook_deliveries o
           WHERE o.status = 'pending' AND o.webhook_id = d.webhook_id
-            AND o.state_name = d.state_name AND o.seq < d.seq)
+            AND o.state_name = d.state_name)
     ORDER BY d.next_attempt_at, d.seq
     LIMIT $1
     FOR UPDATE SKIP LOCKED),

@@ -19,6 +19,7 @@ import random
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import asyncpg
@@ -48,7 +49,7 @@ log = logging.getLogger("infragraph.webhooks")
 # httpx logs every request at INFO: a line per delivery, which the metrics count instead
 logging.getLogger("httpx").setLevel(logging.WARNING)
 
-BATCH = 64  # deliveries claimed at once, and sent concurrently
+MAX_SENDING = 16  # deliveries being sent at once by one process
 MAX_RESPONSE_BYTES = 64 * 1024  # of a receiver's answer read (then the connection closes)
 BACKOFF_MAX_S = 30.0  # between tries while the database is out of reach
 APPLICATION_NAME = "infragraph webhooks"
@@ -70,6 +71,15 @@ def retry_delay(attempts: int, settings: WebhookSettings, rng: random.Random) ->
     return base / 2 + rng.random() * base / 2
 
 
+@dataclass(frozen=True)
+class Ended:
+    """An attempt that is over: the claimed row, the receiver's status, why it failed."""
+
+    row: Any
+    status: int | None
+    error: str | None  # None: delivered
+
+
 class Worker:
     def __init__(
         self,
@@ -85,11 +95,13 @@ class Worker:
         self.base_url = base_url  # the server's public URL, for dashboard links
         self.rng = random.Random()
         self.wake = asyncio.Event()
+        self.sending: set[asyncio.Task[None]] = set()
+        self.ended: list[Ended] = []  # attempts over, not yet recorded
         self.http = httpx.AsyncClient(
             follow_redirects=False,
             trust_env=False,  # a proxy would connect elsewhere than the address checked
             timeout=httpx.Timeout(settings.timeout_s),
-            limits=httpx.Limits(max_connections=BATCH, max_keepalive_connections=BATCH),
+            limits=httpx.Limits(max_connections=MAX_SENDING, max_keepalive_connections=MAX_SENDING),
             headers={"User-Agent": USER_AGENT},
         )
 
@@ -115,73 +127,92 @@ class Worker:
         pause = self.settings.poll_s
         synced = False
         checked_locks = 0.0
-        while True:
-            busy = False
-            try:
-                async with db.connection(self.pool) as conn:
-                    if not synced:
-                        await store.sync_actions(conn)
-                        synced = True
-                    if time.monotonic() - checked_locks >= self.settings.poll_s:
-                        await store.record_held_locks(conn, self.settings.lock_held_s)
-                        checked_locks = time.monotonic()
-                busy = await self.deliver_due() > 0
-                pause = self.settings.poll_s
-            except db.ERROR_TYPES as exc:
-                if db.expected(exc) is None:
+        try:
+            while True:
+                try:
+                    async with db.connection(self.pool) as conn:
+                        if not synced:
+                            await store.sync_actions(conn)
+                            synced = True
+                        if time.monotonic() - checked_locks >= self.settings.poll_s:
+                            await store.record_held_locks(conn, self.settings.lock_held_s)
+                            checked_locks = time.monotonic()
+                        await self._record(conn)
+                        await self._claim(conn)
+                    pause = self.settings.poll_s
+                except db.ERROR_TYPES as exc:
+                    if db.expected(exc) is None:
+                        UNEXPECTED.inc()
+                        log.exception("webhook worker: unexpected database error (a bug)")
+                    else:
+                        log.warning("webhook worker: %s: %s; trying again", type(exc).__name__, exc)
+                    pause = min(pause * 2, BACKOFF_MAX_S)
+                except Exception:  # a bug: logged, and the worker goes on
                     UNEXPECTED.inc()
-                    log.exception("webhook worker: unexpected database error (a bug)")
-                else:
-                    log.warning("webhook worker: %s: %s; trying again", type(exc).__name__, exc)
-                pause = min(pause * 2, BACKOFF_MAX_S)
-            except Exception:  # a bug: logged, and the worker goes on
-                UNEXPECTED.inc()
-                log.exception("webhook worker: unexpected error (a bug)")
-                pause = min(pause * 2, BACKOFF_MAX_S)
-            if busy:
-                continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.wake.wait(), pause)
-            self.wake.clear()
+                    log.exception("webhook worker: unexpected error (a bug)")
+                    pause = min(pause * 2, BACKOFF_MAX_S)
+                # woken by a notification, an attempt that ended, or the clock
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.wake.wait(), pause)
+                self.wake.clear()
+        finally:  # what is being sent is sent again when its claim expires
+            for task in self.sending:
+                task.cancel()
+            await asyncio.gather(*self.sending, return_exceptions=True)
 
-    async def deliver_due(self) -> int:
-        """Claim, send and record one batch; how many were claimed."""
-        async with db.connection(self.pool) as conn:
-            claimed = await store.claim(conn, BATCH, self.settings.lease_s)
-        if not claimed:
-            return 0
-        results = await asyncio.gather(*(self._send(row) for row in claimed))
-        delivered = [
-            (row["id"], status)
-            for row, (status, error) in zip(claimed, results, strict=True)
-            if error is None
-        ]
-        async with db.connection(self.pool) as conn:
+    async def _claim(self, conn: asyncpg.Connection) -> None:
+        """Claim what is due, up to MAX_SENDING at once, and start sending it: each
+        attempt runs on its own, so a slow receiver holds up nobody else's."""
+        room = MAX_SENDING - len(self.sending)
+        if room <= 0:
+            return
+        for row in await store.claim(conn, room, self.settings.lease_s):
+            task = asyncio.create_task(self._attempt(row), name="webhook delivery")
+            self.sending.add(task)
+            task.add_done_callback(self._ended)
+
+    def _ended(self, task: "asyncio.Task[None]") -> None:
+        self.sending.discard(task)
+        self.wake.set()  # record it, and claim what it held back (the state's next)
+
+    async def _attempt(self, row: Any) -> None:
+        status, error = await self._send(row)
+        self.ended.append(Ended(row, status, error))
+
+    async def _record(self, conn: asyncpg.Connection) -> None:
+        """Record the attempts that ended: the delivered in one statement, each failure
+        (retried later, or dead) in its own transaction. What is not recorded when the
+        database fails stays, for the next time."""
+        ended, self.ended = self.ended, []
+        try:
+            delivered = [e for e in ended if e.error is None]
             if delivered:
                 await store.record_delivered(
-                    conn, [d for d, _ in delivered], [s or 0 for _, s in delivered]
+                    conn, [e.row["id"] for e in delivered], [e.status or 0 for e in delivered]
                 )
                 DELIVERIES.labels("delivered").inc(len(delivered))
-            for row, (status, error) in zip(claimed, results, strict=True):
-                if error is None:
-                    continue
-                failure = store.Failure(
-                    row["id"],
-                    status,
-                    error,
-                    retry_delay(row["attempts"], self.settings, self.rng),
-                )
-                outcome = await store.record_failed(conn, failure, self.settings.retry_for_s)
-                DELIVERIES.labels("dead" if outcome == "dead" else "failed").inc()
-                if outcome == "dead":
-                    log.warning(
-                        "webhook %s: delivery %s is dead after %d attempts: %s",
-                        row["url"],
-                        row["id"],
-                        row["attempts"],
-                        error,
-                    )
-        return len(claimed)
+            ended = [e for e in ended if e.error is not None]
+            while ended:
+                await self._record_failure(conn, ended[0])
+                ended.pop(0)
+        except BaseException:
+            self.ended = ended + self.ended
+            raise
+
+    async def _record_failure(self, conn: asyncpg.Connection, ended: "Ended") -> None:
+        row, error = ended.row, ended.error or ""
+        delay = retry_delay(row["attempts"], self.settings, self.rng)
+        failure = store.Failure(row["id"], ended.status, error, delay)
+        outcome = await store.record_failed(conn, failure, self.settings.retry_for_s)
+        DELIVERIES.labels("dead" if outcome == "dead" else "failed").inc()
+        if outcome == "dead":
+            log.warning(
+                "webhook %s: delivery %s is dead after %d attempts: %s",
+                row["url"],
+                row["id"],
+                row["attempts"],
+                error,
+            )
 
     # --- one attempt -----------------------------------------------------------------
 

@@ -29,6 +29,12 @@ class Received:
         return self.headers["x-infragraph-delivery"]
 
 
+class _Server(ThreadingHTTPServer):
+    # a worker sends dozens at once: the default backlog (5) would drop connections
+    request_queue_size = 128
+    daemon_threads = True
+
+
 class Receiver:
     def __init__(
         self,
@@ -43,6 +49,8 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as a receiver behind a proxy would
+
             def do_POST(self) -> None:
                 length = min(int(self.headers.get("Content-Length", 0)), MAX_BODY)
                 got = Received(
@@ -62,8 +70,7 @@ class Receiver:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.server.daemon_threads = True
+        self.server = _Server(("127.0.0.1", port), Handler)
         self.port = self.server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/hook"
 
