@@ -130,6 +130,15 @@ async def list_webhooks(conn: asyncpg.Connection) -> list[asyncpg.Record]:
     return await conn.fetch(f"SELECT {_COLUMNS} FROM webhooks ORDER BY created_at, id")
 
 
+async def any_webhook(conn: asyncpg.Connection, action: str | None = None) -> bool:
+    """Whether a webhook exists (that subscribes to `action`)."""
+    found: bool = await conn.fetchval(
+        "SELECT EXISTS (SELECT FROM webhooks WHERE $1::text IS NULL OR $1 = ANY (actions))",
+        action,
+    )
+    return found
+
+
 async def sync_actions(conn: asyncpg.Connection) -> None:
     """Every webhook's actions derived again from its kinds (kinds.ACTIONS): at start-up,
     so what this release maps a kind to holds for webhooks made by an older one."""
@@ -298,6 +307,8 @@ async def record_failed(conn: asyncpg.Connection, failure: Failure, retry_for_s:
 async def record_held_locks(conn: asyncpg.Connection, held_s: float) -> int:
     """A `lock-held` event for each lock held longer than `held_s` seconds that has none
     yet, while any webhook subscribes to them; how many. Processes take turns."""
+    if not await any_webhook(conn, LOCK_HELD_ACTION):
+        return 0
     async with conn.transaction():
         await conn.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended('infragraph:lock-held', 0))"
@@ -311,7 +322,6 @@ async def record_held_locks(conn: asyncpg.Connection, held_s: float) -> int:
                        'minutes', floor(extract(epoch FROM now() - l.created_at) / 60))
                    FROM state_locks l JOIN states s ON s.id = l.state_id
                    WHERE l.created_at <= now() - make_interval(secs => $1)
-                     AND EXISTS (SELECT FROM webhooks WHERE $2 = ANY (actions))
                      AND NOT EXISTS (
                          SELECT FROM events e
                          WHERE e.state_id = l.state_id AND e.created_at >= l.created_at

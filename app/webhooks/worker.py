@@ -131,14 +131,17 @@ class Worker:
             while True:
                 try:
                     async with db.connection(self.pool) as conn:
-                        if not synced:
-                            await store.sync_actions(conn)
-                            synced = True
-                        if time.monotonic() - checked_locks >= self.settings.poll_s:
-                            await store.record_held_locks(conn, self.settings.lock_held_s)
-                            checked_locks = time.monotonic()
-                        await self._record(conn)
-                        await self._claim(conn)
+                        # one table, one statement: with no webhook the worker touches
+                        # no other table (nor waits on one a bulk TRUNCATE holds)
+                        if self.ended or await store.any_webhook(conn):
+                            if not synced:
+                                await store.sync_actions(conn)
+                                synced = True
+                            if time.monotonic() - checked_locks >= self.settings.poll_s:
+                                await store.record_held_locks(conn, self.settings.lock_held_s)
+                                checked_locks = time.monotonic()
+                            await self._record(conn)
+                            await self._claim(conn)
                     pause = self.settings.poll_s
                 except db.ERROR_TYPES as exc:
                     if db.expected(exc) is None:

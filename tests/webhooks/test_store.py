@@ -15,6 +15,12 @@ from app.webhooks.kinds import EventKind
 SECRET = "sixteen-chars-or-more"
 
 
+@pytest.fixture
+def conn(own_conn: asyncpg.Connection) -> asyncpg.Connection:
+    """The module's own database: no in-process app's worker delivers from it."""
+    return own_conn
+
+
 async def _make(conn: asyncpg.Connection, kinds: list[EventKind], states: list[str] | None):
     return await store.create_webhook(
         conn,
