@@ -5,27 +5,25 @@ the Slack form; the dashboard's page."""
 import base64
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import asyncpg
 import httpx
-import pytest
 
 from tests.backend.helpers import tf_state
-from tests.live_server import LiveServer, live_server
+from tests.live_server import LiveServer
 from tests.test_cli import Cli
+from tests.webhooks.conftest import server_on_own_database
 from tests.webhooks.helpers import (
     FAST,
     SECRET,
     create_webhook,
     data,
-    delete_webhooks,
     graphql,
     post_state,
     signed,
 )
-from tests.webhooks.receiver import Receiver, receiving
+from tests.webhooks.receiver import Receiver
 
 KEY = base64.b64encode(os.urandom(32)).decode()
 PAGE = """query($first: Int!, $after: String) { webhooks { id deliveries(first: $first,
@@ -33,18 +31,7 @@ PAGE = """query($first: Int!, $after: String) { webhooks { id deliveries(first: 
   edges { node { id eventId kind stateName status attempts lastResponseCode deliveredAt } } } } }"""
 
 
-@pytest.fixture(scope="module")
-def server(own_database: str) -> Iterator[LiveServer]:
-    with live_server(own_database, {**FAST, "INFRAGRAPH_ENCRYPTION_KEY": KEY}) as running:
-        yield running
-        assert not running.server_errors(), running.log()
-
-
-@pytest.fixture
-def receiver(server: LiveServer) -> Iterator[Receiver]:
-    with receiving() as running:
-        yield running
-    delete_webhooks(server.url)
+server = server_on_own_database({**FAST, "INFRAGRAPH_ENCRYPTION_KEY": KEY})
 
 
 async def test_the_secret_is_sealed_and_never_returned(

@@ -2,22 +2,19 @@
 settings): one signed delivery for each event kind, the body's fields, the Slack form,
 and the deliveries as the API lists them."""
 
-from collections.abc import Iterator
-
 import httpx
-import pytest
 
 from tests.backend.helpers import lock_info
 from tests.graph.states import resource, state
 from tests.graph.test_links import VPC_ID, network, remote
-from tests.live_server import LiveServer, live_server
+from tests.live_server import LiveServer
+from tests.webhooks.conftest import server_on_own_database
 from tests.webhooks.helpers import (
     ALL_KINDS,
     FAST,
     SECRET,
     create_webhook,
     data,
-    delete_webhooks,
     post_state,
     signed,
 )
@@ -30,18 +27,7 @@ ENV = {
 }
 
 
-@pytest.fixture(scope="module")
-def server(own_database: str) -> Iterator[LiveServer]:
-    with live_server(own_database, ENV) as running:
-        yield running
-        assert not running.server_errors(), running.log()
-
-
-@pytest.fixture
-def receiver(server: LiveServer) -> Iterator[Receiver]:
-    with receiving() as running:
-        yield running
-    delete_webhooks(server.url)
+server = server_on_own_database(ENV)
 
 
 def consumer(server: LiveServer, serial: int, instance_id: str) -> bytes:
