@@ -1,15 +1,19 @@
 """The webhook GraphQL types: a webhook (never its secret) and its deliveries."""
 
 import enum
+import itertools
 from datetime import datetime
+from typing import Any
 from uuid import UUID
 
 import strawberry
+from strawberry.dataloader import DataLoader
 
 from app.api.context import Info
 from app.api.pagination import DEFAULT_FIRST, AfterArg, Connection, FirstArg, connection, page_args
 from app.db import Row
 from app.errors import BadInput
+from app.paging import EMPTY, Page
 from app.webhooks import store
 from app.webhooks.kinds import EventKind, kind_of
 
@@ -101,11 +105,35 @@ class Webhook:
         self, info: Info, first: FirstArg = DEFAULT_FIRST, after: AfterArg = None
     ) -> Connection[WebhookDelivery]:
         args = page_args(first, after, store.DELIVERY_KEY)
-        pages = await info.context.with_conn(
-            store.list_deliveries, [self.key], first=args.first, after=args.after
-        )
-        page = pages[self.key]
+        page = await _deliveries_loader(info).load((self.key, args.first, args.after))
         return connection(page, [delivery_of(r) for r in page.rows], after=after)
+
+
+# (webhook id, first, after): the pages of one request load in a statement per page size
+DeliveriesKey = tuple[UUID, int, tuple[Any, ...] | None]
+
+
+def _deliveries_loader(info: Info) -> DataLoader[DeliveriesKey, Page[Any]]:
+    """The request's loader of delivery pages (kept on the request, made on first use)."""
+    state = info.context.request.state
+    loader: DataLoader[DeliveriesKey, Page[Any]] | None = getattr(state, "webhook_deliveries", None)
+    if loader is None:
+
+        async def load(keys: list[DeliveriesKey]) -> list[Page[Any]]:
+            pages: dict[DeliveriesKey, Page[Any]] = {}
+            for (first, after), group in itertools.groupby(
+                sorted(set(keys), key=lambda k: (k[1], repr(k[2]))), key=lambda k: (k[1], k[2])
+            ):
+                ids = [key[0] for key in group]
+                found = await info.context.with_conn(
+                    store.list_deliveries, ids, first=first, after=after
+                )
+                pages.update({(i, first, after): found.get(i, EMPTY) for i in ids})
+            return [pages[key] for key in keys]
+
+        loader = DataLoader(load_fn=load)
+        state.webhook_deliveries = loader
+    return loader
 
 
 def webhook_of(r: Row) -> Webhook:
