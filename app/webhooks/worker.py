@@ -27,6 +27,7 @@ import httpx
 from prometheus_client import Counter
 
 from app import db
+from app.errors import AppError
 from app.observe import REGISTRY, UNEXPECTED
 from app.webhooks import store
 from app.webhooks.destination import UnsafeDestination, resolve
@@ -179,7 +180,14 @@ class Worker:
         self.wake.set()  # record it, and claim what it held back (the state's next)
 
     async def _attempt(self, row: Any) -> None:
-        status, error = await self._send(row)
+        try:
+            status, error = await self._send(row)
+        except AppError as exc:  # a secret sealed under a key this server does not have
+            status, error = None, exc.message
+        except Exception as exc:  # a bug: recorded as a failed attempt, retried later
+            UNEXPECTED.inc()
+            log.exception("webhook worker: unexpected error sending %s (a bug)", row["id"])
+            status, error = None, f"unexpected error: {type(exc).__name__}"
         self.ended.append(Ended(row, status, error))
 
     async def _record(self, conn: asyncpg.Connection) -> None:
