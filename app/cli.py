@@ -208,6 +208,7 @@ def rotate_key() -> None:
     from app.catalog.sealed import reseal_catalog
     from app.graph import rotation
     from app.iac.state import reseal_hash_key, reseal_state_secrets, secret_key
+    from app.webhooks.store import reseal_secrets
 
     settings = _settings()
     crypto.use(crypto.Keyring(settings.encryption_key, settings.encryption_key_old))
@@ -233,6 +234,7 @@ def rotate_key() -> None:
                 done.counts["catalog"] = await reseal_catalog(conn, list(RESOURCE_KINDS.values()))
                 key = await secret_key(conn, settings.secret_key)
                 done.counts["iac state"] = await reseal_state_secrets(conn, key)
+            done.counts["webhook secrets"] = await reseal_secrets(conn)
             return done
         finally:
             await conn.close()
@@ -596,4 +598,8 @@ def token_revoke(name: str) -> None:
     click.echo(f"revoked: {name}")
 
 
+# Command groups in modules of their own (they use the helpers above).
 from app import cli_access  # noqa: E402, F401 (whoami, output readers: commands of `main`)
+from app.webhook_cli import webhook  # noqa: E402
+
+main.add_command(webhook)

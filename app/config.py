@@ -8,6 +8,7 @@ from pathlib import Path
 
 from app.crypto import parse_key
 from app.tfstate.remote import Server
+from app.webhooks.settings import WebhookSettings
 
 MIB = 1024 * 1024
 
@@ -127,6 +128,7 @@ class Settings:
     # base URLs this server is also reached at (behind a proxy): a terraform_remote_state
     # address under one of them, or the listen address, links to the state it names
     public_urls: tuple[Server, ...] = ()
+    webhooks: WebhookSettings = field(default_factory=WebhookSettings)
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -174,4 +176,5 @@ class Settings:
             encryption_key=_key(env, "INFRAGRAPH_ENCRYPTION_KEY"),
             encryption_key_old=_key(env, "INFRAGRAPH_ENCRYPTION_KEY_OLD"),
             public_urls=_servers(env.get("INFRAGRAPH_PUBLIC_URLS", "")),
+            webhooks=WebhookSettings.from_env(env),
         )

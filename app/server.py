@@ -41,6 +41,7 @@ from app.graph.notify import EventFeed
 from app.http import error_response, json_response
 from app.observe import UNAVAILABLE, RequestMiddleware, collect_when_idle, metrics_text
 from app.token_watch import TokenWatch
+from app.webhooks.worker import worker_running
 
 log = logging.getLogger("infragraph")
 
@@ -179,7 +180,11 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         collector = asyncio.create_task(collect_when_idle())
         expiries = asyncio.create_task(watch.record_expiries(), name="token expiries")
         try:
-            async with _health_pool(app, url), EventFeed(url).running() as feed:
+            async with (
+                _health_pool(app, url),
+                EventFeed(url).running() as feed,
+                worker_running(pool, url, settings),
+            ):
                 feed.listen(watch.heard)
                 app.state.event_feed = feed
                 yield

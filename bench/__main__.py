@@ -38,7 +38,13 @@ async def run_group(admin_url: str, group: str, size: Size) -> list[Result]:
     await admin.execute(f'CREATE DATABASE "{name}"')
     url = bench_url(admin_url, name)
     try:
-        with live_server(url, {"INFRAGRAPH_API_TOKENS": None}, timeout=60) as server:
+        # webhook receivers are on loopback, over http (bench/webhooks.py)
+        settings = {
+            "INFRAGRAPH_API_TOKENS": None,
+            "INFRAGRAPH_WEBHOOK_ALLOW_HTTP": "1",
+            "INFRAGRAPH_WEBHOOK_ALLOW_PRIVATE": "1",
+        }
+        with live_server(url, settings, timeout=60) as server:
             pool = await db.create_pool(url, min_size=1, max_size=20, statement_timeout_ms=600_000)
             http = Client(server.url, connections=32)
             env = Env(http, pool, server.process.pid, size, url)

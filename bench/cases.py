@@ -1340,3 +1340,7 @@ GROUPS = {
     "across": ACROSS_GROUP,
     "cost": COST_GROUP,
 }
+
+from bench.webhooks import WEBHOOK_GROUP  # noqa: E402  (it uses the helpers above)
+
+GROUPS["webhooks"] = WEBHOOK_GROUP

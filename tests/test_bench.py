@@ -33,6 +33,8 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
         "dashboard resource",
         "cross-state blast radius",
         "cost model",
+        "webhooks, queue",
+        "webhooks, drain",
     }
     for result in results:
         assert result.candidate_s > 0
@@ -46,5 +48,6 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
             "blast radius, page",
             "dashboard overview",
             "dashboard resource",
+            "webhooks, drain",
         )
         assert (result.baseline_s is None) == (result.case in absolute)

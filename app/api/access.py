@@ -117,6 +117,11 @@ RULES: dict[str, Check] = {
     "Mutation.setOutputReaders": in_state(Role.WRITE, "state"),
     "Mutation.createToken": role(Role.ADMIN),
     "Mutation.revokeToken": role(Role.ADMIN),
+    "Query.webhooks": role(Role.ADMIN),
+    "Mutation.createWebhook": role(Role.ADMIN),
+    "Mutation.updateWebhook": role(Role.ADMIN),
+    "Mutation.deleteWebhook": role(Role.ADMIN),
+    "Mutation.redeliverWebhook": role(Role.ADMIN),
 }
 
 

@@ -29,16 +29,26 @@ from app.api.readers.mutations import ReadersMutation
 from app.api.readers.queries import ReadersQuery
 from app.api.tokens.mutations import TokenMutation
 from app.api.tokens.queries import TokenQuery
+from app.api.webhooks.mutations import WebhookMutation
+from app.api.webhooks.queries import WebhookQuery
 
 
 @strawberry.type
-class Query(GraphQuery, CatalogQuery, IacQuery, PolicyQuery, TokenQuery, ReadersQuery):
+class Query(
+    GraphQuery, CatalogQuery, IacQuery, PolicyQuery, TokenQuery, ReadersQuery, WebhookQuery
+):
     pass
 
 
 @strawberry.type
 class Mutation(
-    GraphMutation, CatalogMutation, IacMutation, PolicyMutation, TokenMutation, ReadersMutation
+    GraphMutation,
+    CatalogMutation,
+    IacMutation,
+    PolicyMutation,
+    TokenMutation,
+    ReadersMutation,
+    WebhookMutation,
 ):
     pass
 

@@ -7,6 +7,7 @@ Jinja2 templates, a little JavaScript, every asset served from here (`/ui/static
     GET /ui/resource?state=&address=[&serial=&direction=&depth=]
     GET /ui/inventory[?q=&type=]
     GET /ui/iac
+    GET /ui/webhooks           webhooks and their last deliveries (admins)
 
 Pages sit behind the API tokens like every route (a browser asks for Basic auth), and
 show what the token may read (app/dashboard/pages.py); force-unlock is for admins.
@@ -29,6 +30,7 @@ from app import db, jsonutil
 from app.auth import principal
 from app.dashboard import pages
 from app.dashboard.layout import BOX_HEIGHT, BOX_WIDTH, Layer, layout, shorten
+from app.dashboard.webhooks import webhooks_page
 from app.errors import AppError, BadInput, NotFound
 from app.graph import edges
 
@@ -172,6 +174,12 @@ async def _iac(request: Request) -> tuple[str, dict[str, Any]]:
     return "iac.html", {"scopes": scopes}
 
 
+async def _webhooks(request: Request) -> tuple[str, dict[str, Any]]:
+    async with db.connection(request.app.state.pool) as conn:
+        entries = await webhooks_page(conn, principal(request))
+    return "webhooks.html", {"entries": entries}
+
+
 def routes() -> list[BaseRoute]:
     return [
         Route("/", home),
@@ -179,5 +187,6 @@ def routes() -> list[BaseRoute]:
         Route("/ui/resource", _html(_resource)),
         Route("/ui/inventory", _html(_inventory)),
         Route("/ui/iac", _html(_iac)),
+        Route("/ui/webhooks", _html(_webhooks)),
         Mount("/ui/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]

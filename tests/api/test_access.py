@@ -32,7 +32,8 @@ what `read` gets, but for plan_place):
     write          403 / 403        403 / 403      ok / ok        ok      catalog writes by an
                                                                           absent ID
     admin          403 / 403        403 / 403      403 / 403      ok      prune, policies,
-                                                                          tokens, force-unlock
+                                                                          tokens, force-unlock,
+                                                                          webhooks
     iac_refused    403 / 403        403 / 403      403 / 403      403     POST/LOCK/DELETE of
                                                                           iac:*
 
@@ -235,6 +236,7 @@ QUERIES: dict[str, Op] = {
     ),
     "Query.tokens": Op(Need.ADMIN, selection="{ name }"),
     "Query.viewer": Op(Need.ANY, selection="{ name role }"),
+    "Query.webhooks": Op(Need.ADMIN, selection="{ id }"),
     # the matrix's states read no other: what links show is tests/api/test_across.py's
     "Query.statesGraph": Op(Need.ANY, selection="{ states { name } }"),
     "Query.staleConsumers": Op(Need.ANY, lambda p: {"state": p.state}, "{ consumer { name } }"),
@@ -299,6 +301,17 @@ MUTATIONS: dict[str, Op] = {
     "Mutation.setOutputReaders": Op(
         Need.WRITE_PLACE, lambda p: {"state": p.state, "states": []}, "{ tokens }"
     ),
+    # an address refused before any lookup: BAD_INPUT
+    "Mutation.createWebhook": Op(
+        Need.ADMIN,
+        lambda p: {
+            "input": {"url": "https://192.0.2.1/", "events": ["STATE_WRITTEN"], "secret": "s" * 16}
+        },
+        "{ id }",
+    ),
+    "Mutation.updateWebhook": Op(Need.ADMIN, lambda p: {"input": {"id": ABSENT}}, "{ id }"),
+    "Mutation.deleteWebhook": Op(Need.ADMIN, lambda p: {"id": ABSENT}, "{ id }"),
+    "Mutation.redeliverWebhook": Op(Need.ADMIN, lambda p: {"delivery": ABSENT}, "{ id }"),
 }
 GRAPHQL = {**QUERIES, **MUTATIONS}
 
@@ -363,6 +376,7 @@ ROUTES: dict[str, Call] = {
     ),
     "GET /ui/inventory": Call("GET", lambda p: "/ui/inventory", Need.ANY),
     "GET /ui/iac": Call("GET", lambda p: "/ui/iac", Need.ANY),
+    "GET /ui/webhooks": Call("GET", lambda p: "/ui/webhooks", Need.ADMIN),
     "GET /ui/static": Call("GET", lambda p: "/ui/static/style.css", Need.ANY),
     "GET /console": Call("GET", lambda p: "/console/console.js", Need.ANY),
 }

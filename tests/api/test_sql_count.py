@@ -1,7 +1,10 @@
 """The number of SQL statements a query runs does not grow with the items it returns
 (pinned per operation, the way saleor does)."""
 
+from app.graph.events import append_event
 from app.graph.store import write_version
+from app.webhooks.kinds import EventKind
+from app.webhooks.store import create_webhook
 from tests.api.conftest import gql
 from tests.graph.states import resource, state
 
@@ -86,3 +89,30 @@ async def test_a_deep_query_runs_a_fixed_number_of_statements(client, conn, stat
     assert await _count(client, statements, DEEP, 1) == 12 + 6
     assert await _count(client, statements, DEEP, 12) == 12 + 6  # 11 roots more
     assert await _count(client, statements, DEEP, 12) == 12  # their walks kept
+
+
+WEBHOOKS = (
+    "query { webhooks { url deliveries(first: 1) { totalCount edges { node { status } } } } }"
+)
+
+
+async def test_webhooks_with_their_deliveries_run_two_statements(client, conn, statements) -> None:
+    async def webhooks(count: int) -> int:
+        for n in range(count):
+            await create_webhook(
+                conn,
+                url=f"https://192.0.2.{n + 1}/",  # refused before any connection
+                kinds=[EventKind.STATE_WRITTEN],
+                states=None,
+                secret="sixteen-characters",
+                form="json",
+                created_by="test",
+            )
+        await append_event(conn, state_name="hooked", action="write", actor="test")
+        statements.statements.clear()
+        data = await gql(client, WEBHOOKS)
+        assert all(h["deliveries"]["edges"] for h in data["webhooks"])
+        return len(statements.statements)
+
+    assert await webhooks(1) == 2  # the webhooks, and the page of each
+    assert await webhooks(3) == 2  # four now

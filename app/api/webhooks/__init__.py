@@ -1,0 +1,1 @@
+"""GraphQL of webhooks (admin only: app/api/access.py)."""

@@ -1,0 +1,52 @@
+"""Webhook tests run servers on a database of their own: the session's in-process apps
+(tests/api/conftest.py) run delivery workers too, with settings that refuse loopback
+receivers, and would take these tests' deliveries."""
+
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+
+import asyncpg
+import pytest
+
+from app import db
+from tests.conftest import throwaway_database, truncate_all
+from tests.live_server import LiveServer, live_server
+from tests.webhooks.helpers import delete_webhooks
+from tests.webhooks.receiver import Receiver, receiving
+
+
+@pytest.fixture(scope="module")
+async def own_database(admin_url: str) -> AsyncIterator[str]:
+    async with throwaway_database(admin_url) as url:
+        yield url
+
+
+@pytest.fixture
+async def own_conn(own_database: str) -> AsyncIterator[asyncpg.Connection]:
+    """A connection to the module's database, emptied."""
+    conn = await asyncpg.connect(own_database)
+    try:
+        await db.init_connection(conn)
+        await truncate_all(conn)
+        yield conn
+    finally:
+        await conn.close()
+
+
+def server_on_own_database(env: Mapping[str, str | None]) -> Callable[..., Iterator[LiveServer]]:
+    """A module's `server` fixture: the live server with `env`, on the module's database."""
+
+    @pytest.fixture(scope="module")
+    def server(own_database: str) -> Iterator[LiveServer]:
+        with live_server(own_database, env) as running:
+            yield running
+            assert not running.server_errors(), running.log()
+
+    return server
+
+
+@pytest.fixture
+def receiver(server: LiveServer) -> Iterator[Receiver]:
+    """A receiver on loopback for one test; the module's webhooks are deleted after it."""
+    with receiving() as running:
+        yield running
+    delete_webhooks(server.url)
