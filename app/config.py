@@ -117,7 +117,7 @@ class Settings:
     token_budget: int = 2_000_000
     token_budget_seconds: float = 60.0
     # connections of the pool one GraphQL request holds at once (app/api/rationed.py)
-    request_connections: int = 2
+    request_connections: int = 4
     # kept blast-radius walks (app/graph/edges.py): rows in all, and age
     blast_cache_rows: int = 5_000_000
     blast_cache_seconds: int = 3600
