@@ -41,8 +41,7 @@ def admin_url() -> Iterator[str]:
     if url := os.environ.get("DATABASE_URL"):
         yield url
         return
-    import pgserver
-
+    pgserver = db.import_pgserver()
     with tempfile.TemporaryDirectory(prefix="infragraph-pg-") as home:
         server = pgserver.get_server(Path(home), cleanup_mode="delete")
         yield server.get_uri()

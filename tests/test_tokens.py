@@ -16,6 +16,7 @@ from app.auth import TokenCache
 from app.errors import BadInput, Conflict
 from tests.backend.helpers import assert_error, tf_state
 from tests.live_server import live_server, server_fixture
+from tests.postgres_tools import client_program
 
 BOOT = "boot-secret"
 server = server_fixture(
@@ -62,7 +63,7 @@ async def test_a_token_is_kept_as_its_hash_only(conn, database_url) -> None:
     kept = await conn.fetchval("SELECT token_hash FROM api_tokens WHERE name = 'ci'")
     assert kept == hashlib.sha256(secret.encode()).digest()
     dumping = await asyncio.create_subprocess_exec(
-        "pg_dump", "--data-only", database_url, stdout=asyncio.subprocess.PIPE
+        client_program("pg_dump"), "--data-only", database_url, stdout=asyncio.subprocess.PIPE
     )
     dump, _ = await dumping.communicate()
     assert dumping.returncode == 0

@@ -30,6 +30,7 @@ from tests.conftest import corpus_files, requires_corpus
 from tests.graph.states import PASSWORD, resource
 from tests.graph.test_store import as_numbers
 from tests.live_server import live_server
+from tests.postgres_tools import client_program
 from tests.strategies import states
 
 KEY, NEW_KEY = os.urandom(32), os.urandom(32)
@@ -88,7 +89,10 @@ def sealed() -> Iterator[crypto.Keyring]:
 
 def pg_dump(url: str) -> str:
     return subprocess.run(
-        ["pg_dump", "--data-only", "--dbname", url], capture_output=True, text=True, check=True
+        [client_program("pg_dump"), "--data-only", "--dbname", url],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
 
 

@@ -7,7 +7,6 @@ import itertools
 import tempfile
 import time
 import urllib.parse
-import warnings
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from app import db
 from app.tfstate.parse import MAX_SERIAL
 from tests.backend.helpers import lock_info, tf_state
 from tests.live_server import LiveServer, live_server
@@ -27,9 +27,7 @@ class OwnPostgres:
     """An embedded PostgreSQL on a unix socket in a temporary directory."""
 
     def __init__(self, pgdata: Path) -> None:
-        with warnings.catch_warnings():  # it looks for XDG_RUNTIME_DIR on import
-            warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
-            import pgserver
+        pgserver = db.import_pgserver()
         self.pg_ctl = pgserver.pg_ctl
         self.pgdata = pgdata
         self.server = pgserver.get_server(pgdata, cleanup_mode="delete")

@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -187,9 +188,16 @@ async def test_migrate_fails_loudly_without_migrations(conn, tmp_path: Path) -> 
         await db.migrate(conn, tmp_path)
 
 
+def uv_program() -> str:
+    """The uv running these tests: `uv run` names itself in UV (PATH need not hold it)."""
+    found = os.environ.get("UV") or shutil.which("uv")
+    assert found, "building the wheel needs uv: run the tests with `uv run pytest`"
+    return found
+
+
 def test_the_installed_wheel_carries_its_migrations(tmp_path: Path) -> None:
     subprocess.run(
-        ["uv", "build", "--wheel", "--out-dir", str(tmp_path)],
+        [uv_program(), "build", "--wheel", "--out-dir", str(tmp_path)],
         cwd=ROOT,
         check=True,
         capture_output=True,
