@@ -17,17 +17,14 @@ import pytest
 
 from app import db
 
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
-CORPUS = SHARED / "corpus" / "tfstate"
+# Real Terraform v4 state files for round-trip conformance (see its README).
+CORPUS = Path(__file__).resolve().parent / "corpus" / "tfstate"
 
 
 def corpus_files() -> list[Path]:
-    return sorted(CORPUS.glob("*.tfstate")) if CORPUS.is_dir() else []
-
-
-requires_corpus = pytest.mark.skipif(
-    not CORPUS.is_dir(), reason=f"the state corpus is not there ({CORPUS}); skipping conformance"
-)
+    files = sorted(CORPUS.glob("*.tfstate"))
+    assert files, f"the state corpus is missing: no *.tfstate in {CORPUS}"
+    return files
 
 
 def _with_database(url: str, name: str) -> str:

@@ -31,7 +31,7 @@ from app.graph.raw import (
 from app.graph.store import ensure_state, write_version
 from app.jsonutil import dumps
 from bench.generate import generate_state
-from tests.conftest import corpus_files, requires_corpus
+from tests.conftest import corpus_files
 from tests.graph.states import BUILTIN, resource, state
 from tests.live_server import LiveServer, server_fixture
 
@@ -166,7 +166,6 @@ def test_pieces_of_inline_bytes_are_byte_ranges() -> None:
 # --- stored in PostgreSQL ----------------------------------------------------------------
 
 
-@requires_corpus
 async def test_every_corpus_state_reads_back_byte_for_byte(conn) -> None:
     for index, path in enumerate(corpus_files()):
         body = path.read_bytes()
