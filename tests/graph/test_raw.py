@@ -34,6 +34,7 @@ from bench.generate import generate_state
 from tests.conftest import corpus_files
 from tests.graph.states import BUILTIN, resource, state
 from tests.live_server import LiveServer, server_fixture
+from tests.waiting import until_waiting_on
 
 # the smallest sizes pyfastcdc takes, so that hypothesis' small inputs make many chunks
 SMALL = {"min_size": 64, "avg_size": 256, "max_size": 1024}
@@ -250,7 +251,8 @@ async def test_racing_writers_of_the_same_chunks_store_each_once(pool, conn) -> 
         await second_tx.start()
         hashes = await save_raw(first, state_id, body)
         racing = asyncio.create_task(save_raw(second, state_id, body))
-        await asyncio.sleep(0.2)  # the second waits on the first's uncommitted chunks
+        # the second waits on the first's uncommitted chunks (their unique index entries)
+        await until_waiting_on(conn, {"transactionid"})
         assert not racing.done()
         await first_tx.commit()
         assert await racing == hashes

@@ -18,9 +18,11 @@ from app import db
 from app.tfstate.parse import MAX_SERIAL
 from tests.backend.helpers import lock_info, tf_state
 from tests.live_server import LiveServer, live_server
+from tests.waiting import wait_until
 
 WORKERS = 8
 OUTAGE_S = 3.0
+ANSWERS = 5 * WORKERS  # answered requests that show a phase under way
 
 
 class OwnPostgres:
@@ -109,17 +111,19 @@ async def _load(server: LiveServer, postgres: OwnPostgres) -> tuple[Counter[str]
     workers = [
         asyncio.create_task(_worker(server, i, stop, before_restart)) for i in range(WORKERS)
     ]
-    await asyncio.sleep(1.5)
+    await wait_until(lambda: before_restart["ok"] >= ANSWERS, "answers before the outage")
     await asyncio.to_thread(postgres.stop)
-    await asyncio.sleep(OUTAGE_S)
+    await wait_until(lambda: before_restart["unavailable"] >= WORKERS, "503s in the outage")
+    await asyncio.sleep(OUTAGE_S)  # how long the database stays down: a duration, not a check
     await asyncio.to_thread(postgres.start)
-    await asyncio.sleep(3.0)
+    ok_then = before_restart["ok"]
+    await wait_until(lambda: before_restart["ok"] >= ok_then + ANSWERS, "answers again")
     stop.set()
     await asyncio.gather(*workers)
     after: Counter[str] = Counter()  # the same server, no restart: everything works again
     stop = asyncio.Event()
     workers = [asyncio.create_task(_worker(server, i, stop, after)) for i in range(WORKERS)]
-    await asyncio.sleep(2.0)
+    await wait_until(lambda: after["ok"] >= ANSWERS, "answers after the recovery")
     stop.set()
     await asyncio.gather(*workers)
     return before_restart, after
