@@ -66,3 +66,27 @@ def test_the_http_view_hooks() -> None:
     parameters(f"{view}.should_render_graphql_ide", ["request"])
     parameters(f"{view}.on_ws_connect", ["context"])
     attribute("strawberry.asgi:ASGIWebSocketAdapter.send_json")
+
+
+async def test_validation_runs_once_through_our_cached_hook() -> None:
+    """app/api/limits.py's Validated sets `pre_execution_errors` in `on_validate`
+    before yielding, through ValidationCache's `cached_validate_document`, and
+    Strawberry then skips its own validation."""
+    from graphql import parse as parse_document
+
+    from app.api.limits import Validated
+
+    validated = Validated()
+    cached = getattr(validated, "cached_validate_document", None)
+    require(callable(cached), "ValidationCache.cached_validate_document", "gone")
+    core: GraphQLSchema = app_schema._schema
+    from graphql import specified_rules
+
+    errors = cached(core, parse_document("{ nope }"), tuple(specified_rules))  # type: ignore[misc]
+    require(len(errors) == 1, "ValidationCache.cached_validate_document", f"gave {errors}")
+    result = await app_schema.execute("{ nope }")
+    require(
+        result.errors is not None and len(result.errors) == 1,
+        "ExecutionContext.pre_execution_errors",
+        f"validation ran other than once: {result.errors}",
+    )
