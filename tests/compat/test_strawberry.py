@@ -5,8 +5,10 @@ PreExecutionError, StreamResult, and the HTTP view's hooks app/api/app.py overri
 from typing import Any
 
 import strawberry
-from graphql import GraphQLSchema
+from graphql import GraphQLSchema, specified_rules
+from graphql import parse as parse_document
 
+from app.api.limits import Validated
 from app.api.schema import schema as app_schema
 from tests.compat.hooks import attribute, parameters, require
 
@@ -72,16 +74,10 @@ async def test_validation_runs_once_through_our_cached_hook() -> None:
     """app/api/limits.py's Validated sets `pre_execution_errors` in `on_validate`
     before yielding, through ValidationCache's `cached_validate_document`, and
     Strawberry then skips its own validation."""
-    from graphql import parse as parse_document
-
-    from app.api.limits import Validated
-
     validated = Validated()
     cached = getattr(validated, "cached_validate_document", None)
     require(callable(cached), "ValidationCache.cached_validate_document", "gone")
     core: GraphQLSchema = app_schema._schema
-    from graphql import specified_rules
-
     errors = cached(core, parse_document("{ nope }"), tuple(specified_rules))  # type: ignore[misc]
     require(len(errors) == 1, "ValidationCache.cached_validate_document", f"gave {errors}")
     result = await app_schema.execute("{ nope }")
