@@ -105,7 +105,9 @@ def _ready(server: LiveServer, deadline: float) -> bool:
         return None
 
     try:
-        found = wait_until_sync(outcome, "/healthz", within=deadline - time.monotonic())
+        found = wait_until_sync(
+            outcome, "/healthz", within=deadline - time.monotonic(), interval=0.05
+        )
     except TimeoutError:
         raise TimeoutError(f"the server did not answer /healthz in time:\n{server.log()}") from None
     return found == "ready"
