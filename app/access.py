@@ -12,9 +12,10 @@ Roles, each with everything of the one before:
 
 A lock belongs to the token that took it (app/graph/locks.py): its ID grants nothing.
 
-What a token touches: state-name globs (`team/prod/*`: `*` any run, `/` too; `?` one
-character) and IaC scope slugs. With neither, everything; with either, exactly those:
-a token made for `team/*` touches no IaC scope. IaC scope `s` holds the states
+What a token touches: state-name globs (`team/prod/*`, app/globs.py's dialect: `*` any
+run, `/` too; `?` one character; nothing else special) and IaC scope slugs. With
+neither, everything; with either, exactly those: a token made for `team/*` touches no
+IaC scope. IaC scope `s` holds the states
 `iac:s/{system}`; a state glob never reaches an `iac:` name.
 
 Enforcement is one place per interface:
@@ -33,6 +34,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from app import globs
 from app.errors import BadInput, Forbidden
 
 IAC_PREFIX = "iac:"
@@ -53,13 +55,6 @@ class Role(enum.Enum):
 def iac_pattern(slug: str) -> str:
     """The states of IaC scope `slug`, as a glob."""
     return f"{IAC_PREFIX}{slug}/*"
-
-
-def glob_regex(glob: str) -> re.Pattern[str]:
-    """A glob as the SQL function glob_like reads it: `*` any run, `?` one character,
-    nothing else special."""
-    parts = (".*" if c == "*" else "." if c == "?" else re.escape(c) for c in glob)
-    return re.compile("".join(parts), re.DOTALL)
 
 
 def checked_globs(globs: list[str]) -> list[str]:
@@ -103,7 +98,7 @@ class Principal:
     @cached_property
     def _matchers(self) -> list[tuple[bool, re.Pattern[str]]]:
         """(whether it is for IaC states, its regex) of each pattern."""
-        return [(p.startswith(IAC_PREFIX), glob_regex(p)) for p in self.patterns or ()]
+        return [(p.startswith(IAC_PREFIX), globs.regex(p)) for p in self.patterns or ()]
 
     def may_read(self, name: str) -> bool:
         """Whether state `name` is one it touches: may_read of migration 0013, in Python."""

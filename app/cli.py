@@ -313,7 +313,12 @@ PRUNE = """mutation($states: String!, $keepLast: Int!, $keepDays: Float) {
 @main.command(
     help="Delete old versions: keep the last N of each state, and those newer than D days."
 )
-@click.option("--state", "states", required=True, help="State names, shell-style: team/*")
+@click.option(
+    "--state",
+    "states",
+    required=True,
+    help="A glob over state names (`*` any run, `/` too; `?` one character): team/*",
+)
 @click.option("--keep-last", type=click.IntRange(min=1), required=True, help="Versions kept.")
 @click.option("--keep-days", type=float, help="Versions younger than this are kept too.")
 @JSON_OUTPUT

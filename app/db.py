@@ -8,8 +8,10 @@ data under $INFRAGRAPH_HOME (default ./.infragraph), reused on the next start.
 import contextlib
 import logging
 import time
+import warnings
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any, cast
 
 import asyncpg
@@ -37,14 +39,26 @@ MIGRATION_LOCK_KEY = 0x1AF2A_6A0F
 _embedded: Any = None  # the pgserver handle, kept alive for the process
 
 
+def import_pgserver() -> ModuleType:
+    """The `pgserver` package, imported lazily (only without DATABASE_URL).
+
+    On import it asks platformdirs for the user's runtime directory (for a lock file
+    and a fallback socket directory); where XDG_RUNTIME_DIR is unset (containers, CI,
+    a fresh login over ssh) platformdirs warns and uses /tmp/runtime-<uid>, which is
+    what we want: that warning, and only it, is silenced here."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+        import pgserver
+    return pgserver
+
+
 def embedded_url(home: Path) -> str:
     """Start (or reuse) the embedded PostgreSQL under `home` and return its URL."""
     global _embedded
     if _embedded is None:
-        from pgserver.postgres_server import get_server  # lazily: only without DATABASE_URL
-
+        pgserver = import_pgserver()
         home.mkdir(parents=True, exist_ok=True)
-        _embedded = get_server(home / "pgdata", cleanup_mode="stop")
+        _embedded = pgserver.get_server(home / "pgdata", cleanup_mode="stop")
     return str(_embedded.get_uri())
 
 

@@ -14,6 +14,7 @@ import copy
 import gc
 import logging
 import re
+import threading
 import time
 import uuid
 from typing import Any
@@ -84,9 +85,23 @@ SUBSCRIBERS = Gauge(
 )
 
 
-IN_FLIGHT = Gauge(
+class InFlight:
+    """Requests being answered now: a count this process reads (a full collection waits
+    for 0) and /metrics shows. The health thread counts too, hence the lock."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.value = 0
+
+    def add(self, delta: int) -> None:
+        with self._lock:
+            self.value += delta
+
+
+IN_FLIGHT = InFlight()
+Gauge(
     "infragraph_http_requests_in_flight", "HTTP requests being answered now.", registry=REGISTRY
-)
+).set_function(lambda: IN_FLIGHT.value)
 # Young generations are collected by count as usual; a full collection walks every
 # live object (millions while large answers are built), holding the GIL for
 # seconds, health thread included: it runs when no request is in flight, or at
@@ -102,7 +117,7 @@ async def collect_when_idle() -> None:
     while True:
         await asyncio.sleep(_IDLE_CHECK_S)
         overdue = time.monotonic() - last > FULL_COLLECTION_S
-        if gc.get_count()[2] and (IN_FLIGHT._value.get() == 0 or overdue):
+        if gc.get_count()[2] and (IN_FLIGHT.value == 0 or overdue):
             gc.collect()
             last = time.monotonic()
 
@@ -148,7 +163,7 @@ class RequestMiddleware:
             await send(message)
 
         begun = time.perf_counter()
-        IN_FLIGHT.inc()
+        IN_FLIGHT.add(1)
         try:
             await self.app(scope, receive, send_with_id)
         except Exception:
@@ -168,7 +183,7 @@ class RequestMiddleware:
                 )
                 await response(scope, receive, send_with_id)
         finally:
-            IN_FLIGHT.dec()
+            IN_FLIGHT.add(-1)
             route = _route(scope)
             REQUESTS.labels(route, scope["method"], str(status)).inc()
             LATENCY.labels(route).observe(time.perf_counter() - begun)

@@ -17,17 +17,14 @@ import pytest
 
 from app import db
 
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
-CORPUS = SHARED / "corpus" / "tfstate"
+# Real Terraform v4 state files for round-trip conformance (see its README).
+CORPUS = Path(__file__).resolve().parent / "corpus" / "tfstate"
 
 
 def corpus_files() -> list[Path]:
-    return sorted(CORPUS.glob("*.tfstate")) if CORPUS.is_dir() else []
-
-
-requires_corpus = pytest.mark.skipif(
-    not CORPUS.is_dir(), reason=f"the state corpus is not there ({CORPUS}); skipping conformance"
-)
+    files = sorted(CORPUS.glob("*.tfstate"))
+    assert files, f"the state corpus is missing: no *.tfstate in {CORPUS}"
+    return files
 
 
 def _with_database(url: str, name: str) -> str:
@@ -41,8 +38,7 @@ def admin_url() -> Iterator[str]:
     if url := os.environ.get("DATABASE_URL"):
         yield url
         return
-    import pgserver
-
+    pgserver = db.import_pgserver()
     with tempfile.TemporaryDirectory(prefix="infragraph-pg-") as home:
         server = pgserver.get_server(Path(home), cleanup_mode="delete")
         yield server.get_uri()

@@ -9,12 +9,13 @@ import asyncio
 import contextlib
 import json
 import re
-import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
+
+from tests.waiting import wait_until_sync
 
 EVENTS = """subscription ($state: String) {
     events(state: $state) { id stateName action actor serial detail createdAt }
@@ -91,8 +92,8 @@ def subscription_count(url: str, headers: Mapping[str, str]) -> int:
 
 def wait_for_subscriptions(url: str, headers: Mapping[str, str], count: int) -> None:
     """Until the server at `url` has `count` subscriptions open."""
-    for _ in range(int(WAIT_S / 0.05)):
-        if subscription_count(url, headers) == count:
-            return
-        time.sleep(0.05)
-    raise TimeoutError(f"{url} did not get to {count} subscriptions")
+    wait_until_sync(
+        lambda: subscription_count(url, headers) == count,
+        f"{url} to have {count} subscriptions open",
+        within=WAIT_S,
+    )

@@ -31,6 +31,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.waiting import wait_until_sync
+
 ROOT = Path(__file__).resolve().parent.parent
 _PORT_ATTEMPTS = 3
 _SERVER_ERROR = re.compile(r'" 5\d\d |Traceback|Exception in ASGI')
@@ -63,6 +65,18 @@ class LiveServer:
                 self.kill()
 
 
+_IN_FLIGHT = re.compile(r"^infragraph_http_requests_in_flight (\S+)$", re.MULTILINE)
+
+
+async def requests_in_flight(client: httpx.AsyncClient) -> int:
+    """Requests the server `client` talks to is answering, this /metrics request included
+    (it is counted before authentication, so a request counted earlier got past its own
+    authentication first)."""
+    found = _IN_FLIGHT.search((await client.get("/metrics")).raise_for_status().text)
+    assert found is not None, "no infragraph_http_requests_in_flight in /metrics"
+    return int(float(found[1]))
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -81,14 +95,22 @@ def _environment(database_url: str, env: Mapping[str, str | None]) -> dict[str, 
 
 def _ready(server: LiveServer, deadline: float) -> bool:
     """Wait for /healthz to answer 200; False when the process ended first."""
-    while time.monotonic() < deadline:
+
+    def outcome() -> str | None:
         if server.process.poll() is not None:
-            return False
+            return "ended"
         with contextlib.suppress(httpx.TransportError):
             if httpx.get(f"{server.url}/healthz", timeout=2).status_code == 200:
-                return True
-        time.sleep(0.05)
-    raise TimeoutError(f"the server did not answer /healthz in time:\n{server.log()}")
+                return "ready"
+        return None
+
+    try:
+        found = wait_until_sync(
+            outcome, "/healthz", within=deadline - time.monotonic(), interval=0.05
+        )
+    except TimeoutError:
+        raise TimeoutError(f"the server did not answer /healthz in time:\n{server.log()}") from None
+    return found == "ready"
 
 
 def _start(

@@ -10,6 +10,10 @@ refused past `max_graphql_bytes` (413, before or while they stream in); an
 answer past MAX_RESPONSE_BYTES is replaced by a LIMIT_EXCEEDED error (the cost
 limit of app.api.limits keeps answers far below it: this is the backstop).
 
+A client whose Accept asks for `application/graphql-response+json` is answered in that
+media type, a request that fails before execution with 400 and no `data` (app.api.media);
+every other client gets `application/json` and a 200 for every GraphQL answer.
+
 With tokens configured, a websocket that came without an Authorization header
 (browsers cannot set one) must authenticate in its `connection_init` payload:
 {"authorization": "Bearer <token>"} (or Basic); else it is closed with 4403, or with
@@ -40,6 +44,12 @@ from app.access import UNVERIFIED
 from app.api.context import Context, make_context
 from app.api.errors import coded
 from app.api.limits import LIMIT_EXCEEDED
+from app.api.media import (
+    GRAPHQL_RESPONSE,
+    REQUEST_ERROR_STATUS,
+    is_request_error,
+    response_media_type,
+)
 from app.api.schema import schema
 from app.api.ws import CONNECTION_INIT_WAIT, TextWebSocket, WatchedHandler
 from app.auth import identify
@@ -138,13 +148,36 @@ class GraphQLApp(GraphQL[Context, None]):
         except jsonutil.JsonInputError as exc:
             raise BadInput(f"the request body is not accepted: {exc}") from None
 
+    async def get_sub_response(self, request: Request | WebSocket) -> Response:
+        sub_response = await super().get_sub_response(request)
+        if isinstance(request, Request):  # process_result sets its media type and status
+            request.state.graphql_sub_response = sub_response
+        return sub_response
+
     async def process_result(
         self, request: Request, result: ExecutionResult
     ) -> GraphQLHTTPResponse:
         if result.errors:
             # A new list: the validation cache may share the old one between requests.
             result.errors = [coded(error, suggestions=self.suggestions) for error in result.errors]
-        return await super().process_result(request, result)
+        processed = await super().process_result(request, result)
+        sub_response: Response | None = getattr(request.state, "graphql_sub_response", None)
+        if sub_response and response_media_type(request.headers.get("accept")) == GRAPHQL_RESPONSE:
+            sub_response.media_type = GRAPHQL_RESPONSE
+            if is_request_error(result):
+                sub_response.status_code = REQUEST_ERROR_STATUS
+                processed.pop("data", None)  # not executed: no data entry at all
+        return processed
+
+    def create_response(
+        self,
+        response_data: GraphQLHTTPResponse | list[GraphQLHTTPResponse],
+        sub_response: Response,
+    ) -> Response:
+        response = super().create_response(response_data, sub_response)
+        if sub_response.media_type:
+            response.headers["content-type"] = sub_response.media_type
+        return response
 
     def encode_json(self, data: object) -> bytes:
         encoded = jsonutil.dumps(data)  # orjson: fast on big pages, exact on big integers

@@ -22,8 +22,8 @@ from app.tfstate.remote import Lineage, Server, remote_reads
 
 # A terraform_remote_state data source read here stores the outputs it read in its
 # `outputs` attribute ({"value": {name: value}, "type": ...}): those sensitive in the
-# producer (in any version it keeps) are withheld as if Terraform had marked them (issue
-# 14). Their paths, in Terraform's step format, for both shapes of the attribute.
+# producer (in any version it keeps) are withheld as if Terraform had marked them. Their
+# paths, in Terraform's step format, for both shapes of the attribute.
 _LINKED_SENSITIVE = """(
     SELECT coalesce(jsonb_agg(p.path), '[]'::jsonb)
     FROM state_links l

@@ -14,12 +14,12 @@ before. A row that no remaining version holds is deleted. A row still held keeps
 moving it would rewrite every row the oldest pruned version wrote, on every prune.
 """
 
-import fnmatch
 from dataclasses import dataclass
 from uuid import UUID
 
 import asyncpg
 
+from app import globs
 from app.errors import BadInput
 from app.graph.edges import forget_walks
 from app.graph.events import append_event
@@ -74,8 +74,8 @@ def check_policy(keep_last: int, keep_days: float | None) -> None:
 
 
 def glob_matches(names: list[str], state_glob: str) -> list[str]:
-    """The names matching a shell-style glob (`team/*`: `*` crosses `/` too), case-sensitive."""
-    return [name for name in names if fnmatch.fnmatchcase(name, state_glob)]
+    """The names matching a glob (app/globs.py: `team/*`, `*` crosses `/` too)."""
+    return [name for name in names if globs.matches(state_glob, name)]
 
 
 async def prune(

@@ -1,7 +1,7 @@
 """Parse an IaC JSONL document into typed, validated lines (pure: no I/O).
 
 `parse_document(bytes)` returns a `Document` or raises `DocumentError` with
-every problem of the document at once (spec: shared/spec/iac.md; "nothing is
+every problem of the document at once (design: docs/iac.md; "nothing is
 half-planned", so a document with any error yields nothing). What each line may
 carry is rules.py's (from the catalog's kinds); this module reads the lines and
 checks them against each other.

@@ -1,6 +1,6 @@
 """The planner: a document, the IaC state and the live catalog in, a plan out (pure).
 
-Spec: shared/spec/iac.md ("State", "Three-way diff", "Missing, orphaned, absent").
+Design: docs/iac.md ("State", "Three-way diff", "Missing, orphaned, absent").
 
 Each declared line is resolved to at most one live resource, in this order:
 1. its own state row (same kind, same qualified ref) whose live resource exists;

@@ -1,4 +1,4 @@
-"""A light parse for a write that keeps most of the current version (issue 11).
+"""A light parse for a write that keeps most of the current version.
 
 A Terraform write usually changes a few instances of thousands. Normalizing every
 instance (validating each field, splitting extras, building a row, hashing it) cost

@@ -1,6 +1,6 @@
-"""A state document read a resource at a time, in bounded memory (issue 11).
+"""A state document read a resource at a time, in bounded memory.
 
-Loaded whole, a 100 MB state is several hundred MB of Python objects. Read from a file
+Loaded whole, a state is several times its size in Python objects. Read from a file
 here, only its top-level members before `resources` are held whole (what Terraform and
 OpenTofu write there: version, serial, lineage, outputs), then its resources one at a
 time, then the members after them. The JSON is read by the standard library's C scanner

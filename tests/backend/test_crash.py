@@ -14,6 +14,7 @@ from tests.backend.conftest import http_client
 from tests.backend.helpers import versions
 from tests.graph.states import BUILTIN, resource, state
 from tests.live_server import LiveServer, live_server
+from tests.waiting import wait_until
 
 NAME = "crash/state"
 URL = f"/states/{NAME}"
@@ -43,12 +44,13 @@ def big_state(serial: int, value: str) -> bytes:
 
 async def _poll(conn: asyncpg.Connection, query: str, *args: object, gone: bool = False) -> object:
     """The first value `query` returns (or, with `gone`, wait until it returns none)."""
-    for _ in range(600):
+
+    async def answered() -> tuple[object] | None:
         value = await conn.fetchval(query, *args)
-        if (value is None) == gone:
-            return value
-        await asyncio.sleep(0.05)
-    raise TimeoutError(query)
+        return (value,) if (value is None) == gone else None
+
+    [value] = await wait_until(answered, f"{query} {'to return none' if gone else 'to answer'}")
+    return value
 
 
 async def _assert_intact(database_url: str, conn: asyncpg.Connection, body: bytes) -> None:

@@ -26,10 +26,11 @@ from app.graph.store import export_state, find_version, write_version
 from app.iac.state import reseal_hash_key, secret_key
 from app.jsonutil import dumps
 from app.tfstate import scan_state
-from tests.conftest import corpus_files, requires_corpus
+from tests.conftest import corpus_files
 from tests.graph.states import PASSWORD, resource
 from tests.graph.test_store import as_numbers
 from tests.live_server import live_server
+from tests.postgres_tools import client_program
 from tests.strategies import states
 
 KEY, NEW_KEY = os.urandom(32), os.urandom(32)
@@ -88,7 +89,10 @@ def sealed() -> Iterator[crypto.Keyring]:
 
 def pg_dump(url: str) -> str:
     return subprocess.run(
-        ["pg_dump", "--data-only", "--dbname", url], capture_output=True, text=True, check=True
+        [client_program("pg_dump"), "--data-only", "--dbname", url],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
 
 
@@ -172,7 +176,6 @@ async def test_raw_hashes_are_keyed_with_a_key_and_still_keep_rows(conn, sealed)
     assert after == before  # every row kept, by its keyed raw hash
 
 
-@requires_corpus
 async def test_every_corpus_state_round_trips_with_a_key(conn, sealed) -> None:
     for index, path in enumerate(corpus_files()):
         body = path.read_bytes()

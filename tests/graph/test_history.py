@@ -20,7 +20,7 @@ from app.graph.store import export_state, find_version, write_version
 from app.jsonutil import dumps
 from app.tfstate import parse_state
 from app.tfstate.parse import MAX_SERIAL
-from tests.conftest import corpus_files, requires_corpus
+from tests.conftest import corpus_files
 from tests.graph.states import resource, state
 from tests.graph.test_store import as_numbers
 from tests.strategies import states
@@ -60,7 +60,6 @@ def evolve(document: dict[str, Any], step: int, rng: random.Random) -> dict[str,
     return doc
 
 
-@requires_corpus
 async def test_corpus_histories_export_every_serial_as_posted(conn) -> None:
     rng = random.Random(7)
     for index, path in enumerate(corpus_files()):

@@ -15,6 +15,7 @@ from app.graph.locks import lock
 from app.graph.notify import APPLICATION_NAME, EventFeed, SubscriberTooSlow
 from tests.backend.helpers import lock_info
 from tests.conftest import throwaway_database
+from tests.waiting import wait_until
 
 WAIT_S = 10.0
 
@@ -90,10 +91,9 @@ async def test_a_lost_connection_is_made_again_and_logged(admin_url, caplog) -> 
                 APPLICATION_NAME,
             )
             assert killed == 1
-            for _ in range(int(WAIT_S / 0.05)):
-                if "listening again" in caplog.text:
-                    break
-                await asyncio.sleep(0.05)
+            await wait_until(
+                lambda: "listening again" in caplog.text, "the feed back", within=WAIT_S
+            )
             assert "event feed: no database connection" in caplog.text
             assert "event feed: listening again" in caplog.text
             await append_event(conn, state_name="after", action="write", actor="x")

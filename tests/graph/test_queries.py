@@ -28,7 +28,7 @@ from app.graph.sensitive import sensitive_paths, withhold
 from app.graph.store import write_version
 from app.paging import ALL
 from app.tfstate import parse_state
-from tests.conftest import corpus_files, requires_corpus
+from tests.conftest import corpus_files
 from tests.graph.states import PASSWORD, resource, state
 
 
@@ -57,7 +57,6 @@ def _fleet(serial: int = 1, buckets: int = 6) -> bytes:
     )
 
 
-@requires_corpus
 async def test_inventory_equals_a_plain_sql_count(conn) -> None:
     current = {f"corpus/{i}": path.read_bytes() for i, path in enumerate(corpus_files())}
     current["fleet"] = _fleet(1)

@@ -31,9 +31,10 @@ from app.graph.raw import (
 from app.graph.store import ensure_state, write_version
 from app.jsonutil import dumps
 from bench.generate import generate_state
-from tests.conftest import corpus_files, requires_corpus
+from tests.conftest import corpus_files
 from tests.graph.states import BUILTIN, resource, state
 from tests.live_server import LiveServer, server_fixture
+from tests.waiting import until_waiting_on
 
 # the smallest sizes pyfastcdc takes, so that hypothesis' small inputs make many chunks
 SMALL = {"min_size": 64, "avg_size": 256, "max_size": 1024}
@@ -166,7 +167,6 @@ def test_pieces_of_inline_bytes_are_byte_ranges() -> None:
 # --- stored in PostgreSQL ----------------------------------------------------------------
 
 
-@requires_corpus
 async def test_every_corpus_state_reads_back_byte_for_byte(conn) -> None:
     for index, path in enumerate(corpus_files()):
         body = path.read_bytes()
@@ -251,7 +251,8 @@ async def test_racing_writers_of_the_same_chunks_store_each_once(pool, conn) -> 
         await second_tx.start()
         hashes = await save_raw(first, state_id, body)
         racing = asyncio.create_task(save_raw(second, state_id, body))
-        await asyncio.sleep(0.2)  # the second waits on the first's uncommitted chunks
+        # the second waits on the first's uncommitted chunks (their unique index entries)
+        await until_waiting_on(conn, {"transactionid"})
         assert not racing.done()
         await first_tx.commit()
         assert await racing == hashes

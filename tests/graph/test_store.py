@@ -17,12 +17,11 @@ from app.tfstate import ScannedState, StateError, parse_state, stream
 from app.tfstate.scan import scan_stream
 from app.tfstate.stream import NotStreamable
 from bench.generate import generate_state
-from tests.conftest import corpus_files, requires_corpus
+from tests.conftest import corpus_files
 from tests.graph.states import resource, state
 from tests.strategies import states
 
 
-@requires_corpus
 async def test_every_corpus_file_round_trips_through_the_database(conn) -> None:
     files = corpus_files()
     assert len(files) >= 100
@@ -239,7 +238,6 @@ def _streamed(body: bytes) -> tuple[Body, ScannedState]:
     return spooled, scan_stream(spooled.reader)
 
 
-@requires_corpus
 async def test_every_corpus_file_round_trips_streamed(conn, monkeypatch) -> None:
     monkeypatch.setattr(stream, "BLOCK", 4096)  # resources cross windows
     monkeypatch.setattr(store, "BATCH_INSTANCES", 3)  # and batches

@@ -24,7 +24,7 @@ from app.graph.retention import prune
 from app.graph.store import write_version
 from app.jsonutil import dumps
 from app.tfstate import INSTANCE_COLUMNS, OUTPUT_COLUMNS, parse_state
-from tests.conftest import corpus_files, requires_corpus, throwaway_database
+from tests.conftest import corpus_files, throwaway_database
 from tests.graph.states import resource, shared_history, state
 from tests.graph.test_history import evolve, exports_as_posted
 from tests.graph.test_retention import assert_rows_consistent
@@ -176,7 +176,6 @@ async def assert_graph_reads(conn: asyncpg.Connection, name: str, bodies: list[b
         previous = {"serial": parsed.serial, "attributes": expected}
 
 
-@requires_corpus
 async def test_v0_database_upgrades_in_place(v0_conn: asyncpg.Connection) -> None:
     conn = v0_conn
     written = histories()

@@ -16,6 +16,7 @@ from app.graph.resources import ResourceKey
 from app.graph.retention import prune_state
 from app.graph.store import delete_state, write_version
 from tests.graph.states import WALK_LIMITS, chain_graph
+from tests.waiting import until_waiting_on
 
 T = "terraform_data."
 
@@ -165,20 +166,6 @@ async def test_a_total_alone_counts_without_keeping_rows(conn) -> None:
         assert len(walked) == 2  # a kept walk has its total
 
 
-async def _waiting(conn: asyncpg.Connection, events: set[str]) -> None:
-    """Until backends wait on each of these lock kinds (pg_stat_activity's wait_event)."""
-    for _ in range(500):
-        await conn.execute("SELECT pg_stat_clear_snapshot()")  # a transaction keeps one
-        waiting = await conn.fetchval(
-            """SELECT array_agg(wait_event) FROM pg_stat_activity
-               WHERE wait_event_type = 'Lock' AND datname = current_database()"""
-        )
-        if events <= set(waiting or ()):
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"no backend waits on {events}")
-
-
 async def test_two_requests_for_one_unkept_walk_keep_it_once(pool, conn) -> None:
     ids = await _keys(conn)
 
@@ -192,7 +179,7 @@ async def test_two_requests_for_one_unkept_walk_keep_it_once(pool, conn) -> None
     async with conn.transaction():
         await conn.execute("LOCK TABLE blast_walk_rows IN EXCLUSIVE MODE")
         both = asyncio.gather(request(), request())
-        await _waiting(conn, {"relation", "advisory"})
+        await until_waiting_on(conn, {"relation", "advisory"})
     first, second = await both
     assert first == second and len(first) == 17
     assert await _kept(conn) == {"r": (17, True, 17)}

@@ -7,7 +7,6 @@ import itertools
 import tempfile
 import time
 import urllib.parse
-import warnings
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,21 +14,22 @@ from pathlib import Path
 import httpx
 import pytest
 
+from app import db
 from app.tfstate.parse import MAX_SERIAL
 from tests.backend.helpers import lock_info, tf_state
 from tests.live_server import LiveServer, live_server
+from tests.waiting import wait_until
 
 WORKERS = 8
 OUTAGE_S = 3.0
+ANSWERS = 5 * WORKERS  # answered requests that show a phase under way
 
 
 class OwnPostgres:
     """An embedded PostgreSQL on a unix socket in a temporary directory."""
 
     def __init__(self, pgdata: Path) -> None:
-        with warnings.catch_warnings():  # it looks for XDG_RUNTIME_DIR on import
-            warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
-            import pgserver
+        pgserver = db.import_pgserver()
         self.pg_ctl = pgserver.pg_ctl
         self.pgdata = pgdata
         self.server = pgserver.get_server(pgdata, cleanup_mode="delete")
@@ -111,17 +111,19 @@ async def _load(server: LiveServer, postgres: OwnPostgres) -> tuple[Counter[str]
     workers = [
         asyncio.create_task(_worker(server, i, stop, before_restart)) for i in range(WORKERS)
     ]
-    await asyncio.sleep(1.5)
+    await wait_until(lambda: before_restart["ok"] >= ANSWERS, "answers before the outage")
     await asyncio.to_thread(postgres.stop)
-    await asyncio.sleep(OUTAGE_S)
+    await wait_until(lambda: before_restart["unavailable"] >= WORKERS, "503s in the outage")
+    await asyncio.sleep(OUTAGE_S)  # how long the database stays down: a duration, not a check
     await asyncio.to_thread(postgres.start)
-    await asyncio.sleep(3.0)
+    ok_then = before_restart["ok"]
+    await wait_until(lambda: before_restart["ok"] >= ok_then + ANSWERS, "answers again")
     stop.set()
     await asyncio.gather(*workers)
     after: Counter[str] = Counter()  # the same server, no restart: everything works again
     stop = asyncio.Event()
     workers = [asyncio.create_task(_worker(server, i, stop, after)) for i in range(WORKERS)]
-    await asyncio.sleep(2.0)
+    await wait_until(lambda: after["ok"] >= ANSWERS, "answers after the recovery")
     stop.set()
     await asyncio.gather(*workers)
     return before_restart, after

@@ -8,6 +8,7 @@ import json
 import select
 import socket
 import time
+from collections.abc import Awaitable, Callable
 
 import httpx
 import pytest
@@ -18,7 +19,8 @@ from app.jsonutil import dumps
 from bench.generate import generate_state
 from tests.api.conftest import error_codes, post
 from tests.graph.states import resource, state
-from tests.live_server import live_server
+from tests.live_server import live_server, requests_in_flight
+from tests.waiting import wait_until
 
 FAN_OUT = "{ resources(first: 1000) { edges { node { dependents(first: 1000) { edges { node { address } } } } } } }"
 
@@ -201,6 +203,15 @@ def test_slow_or_idle_clients_are_cut(limited) -> None:
         assert stalled.recv(1024) == b""  # cut: the app saw the client gone
 
 
+def _writing(client: httpx.AsyncClient) -> Callable[[], Awaitable[bool]]:
+    """Whether a write is in flight (besides the /metrics request asking)."""
+
+    async def check() -> bool:
+        return await requests_in_flight(client) >= 2
+
+    return check
+
+
 async def test_large_writes_beyond_the_cap_get_503_with_retry_after(limited, conn) -> None:
     body = json.dumps(
         json.loads(state([resource("aws_vpc", "v", attributes={"pad": "x" * 2000})]))
@@ -219,7 +230,8 @@ async def test_large_writes_beyond_the_cap_get_503_with_retry_after(limited, con
         first = asyncio.create_task(
             client.post("/states/large/one", content=slow_body(), headers=headers)
         )
-        await asyncio.sleep(0.3)  # the first holds the only slot while its body trickles
+        # the first holds the only slot while its body trickles
+        await wait_until(_writing(client), "the first write")
         second = await client.post("/states/large/two", content=body)
         assert second.status_code == 503
         assert second.headers["Retry-After"] == "1"

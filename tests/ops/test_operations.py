@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,7 +22,8 @@ from app import db
 from app.observe import UNEXPECTED
 from tests.backend.helpers import tf_state
 from tests.graph.states import resource, state
-from tests.live_server import ROOT, live_server
+from tests.live_server import ROOT, LiveServer, live_server, requests_in_flight
+from tests.waiting import wait_until
 
 
 async def test_health_paths(client, conn) -> None:
@@ -149,30 +151,31 @@ def test_json_logs_carry_request_ids(database_url) -> None:
 def test_sigterm_drains_an_in_flight_write(database_url) -> None:
     body = state([resource("aws_vpc", "v", attributes={"pad": "x" * 200_000})])
 
-    async def scenario(url: str, process: subprocess.Popen[bytes]) -> httpx.Response:
-        sent = asyncio.Event()
-
+    async def scenario(server: LiveServer) -> httpx.Response:
         async def slow_body():
             yield body[:1000]
-            sent.set()
-            await asyncio.sleep(1.5)  # SIGTERM arrives meanwhile
+            # the rest once the server is shutting down, this request in flight
+            await wait_until(lambda: "Shutting down" in server.log(), "the server to stop")
             yield body[1000:]
 
         async with httpx.AsyncClient(
-            base_url=url, timeout=30, headers={"Content-Type": "application/json"}
+            base_url=server.url, timeout=30, headers={"Content-Type": "application/json"}
         ) as client:
             task = asyncio.create_task(
                 client.post(
                     "/states/drain", content=slow_body(), headers={"Content-Length": str(len(body))}
                 )
             )
-            await sent.wait()
-            await asyncio.sleep(0.3)
-            process.send_signal(signal.SIGTERM)
+
+            async def writing() -> bool:  # the write, and the /metrics request asking
+                return await requests_in_flight(client) == 2
+
+            await wait_until(writing, "the write to be in flight")
+            server.process.send_signal(signal.SIGTERM)
             return await task
 
     with live_server(database_url) as server:
-        response = asyncio.run(scenario(server.url, server.process))
+        response = asyncio.run(scenario(server))
         server.process.wait(timeout=30)
         assert not server.server_errors(), server.log()
     assert response.status_code == 200, response.text
@@ -187,9 +190,16 @@ async def test_migrate_fails_loudly_without_migrations(conn, tmp_path: Path) -> 
         await db.migrate(conn, tmp_path)
 
 
+def uv_program() -> str:
+    """The uv running these tests: `uv run` names itself in UV (PATH need not hold it)."""
+    found = os.environ.get("UV") or shutil.which("uv")
+    assert found, "building the wheel needs uv: run the tests with `uv run pytest`"
+    return found
+
+
 def test_the_installed_wheel_carries_its_migrations(tmp_path: Path) -> None:
     subprocess.run(
-        ["uv", "build", "--wheel", "--out-dir", str(tmp_path)],
+        [uv_program(), "build", "--wheel", "--out-dir", str(tmp_path)],
         cwd=ROOT,
         check=True,
         capture_output=True,

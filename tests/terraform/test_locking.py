@@ -16,6 +16,7 @@ from tests.backend.helpers import events
 from tests.live_server import LiveServer
 from tests.terraform.conftest import ADMIN, gate
 from tests.terraform.harness import Backend, Terraform, kill
+from tests.waiting import wait_until
 
 T = TypeVar("T")
 STATE = "team/locking"
@@ -34,11 +35,7 @@ def apply_args(gate_path, *extra: str) -> tuple[str, ...]:
 
 
 async def _until(check: Callable[[], Awaitable[T | None]], what: str) -> T:
-    for _ in range(1200):
-        if value := await check():
-            return value
-        await asyncio.sleep(0.1)
-    raise TimeoutError(f"waited too long for {what}")
+    return await wait_until(check, what, within=120, interval=0.1)
 
 
 async def _lock_taken_by(pool: asyncpg.Pool, process: asyncio.subprocess.Process) -> str:

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from app.tfstate import StateError, parse_state, render_state
 from app.tfstate.address import instance_address, resource_key
 from app.tfstate.parse import MAX_SERIAL
-from tests.conftest import corpus_files, requires_corpus
+from tests.conftest import corpus_files
 from tests.strategies import states
 
 
@@ -25,7 +25,6 @@ def round_trip(body: bytes) -> dict:
     )
 
 
-@requires_corpus
 @pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name)
 def test_corpus_file_renders_back_equal(path) -> None:
     body = path.read_bytes()

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from app.jsonutil import dumps
 from app.tfstate import StateError, parse_state, scan_state
 from app.tfstate.scan import ScannedState
-from tests.conftest import corpus_files, requires_corpus
+from tests.conftest import corpus_files
 from tests.strategies import states
 from tests.tfstate.test_parse import BAD_INPUT
 
@@ -34,7 +34,6 @@ def _same_as_parse(body: bytes) -> None:
     assert len(set(hashes)) == len(hashes)
 
 
-@requires_corpus
 @pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name)
 def test_a_scanned_corpus_file_normalizes_as_parsed(path) -> None:
     _same_as_parse(path.read_bytes())

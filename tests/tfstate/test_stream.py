@@ -13,7 +13,7 @@ from app.jsonutil import dumps, read
 from app.tfstate import stream
 from app.tfstate.scan import scan_state, scan_stream
 from app.tfstate.stream import NotStreamable, StreamedDocument
-from tests.conftest import corpus_files, requires_corpus
+from tests.conftest import corpus_files
 from tests.strategies import states
 
 _text = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"))
@@ -73,7 +73,6 @@ def test_a_state_scans_as_it_scans_whole(document: dict[str, Any]) -> None:
     assert streamed.head == whole.head
 
 
-@requires_corpus
 def test_every_corpus_file_scans_as_it_scans_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stream, "BLOCK", 4096)
     for path in corpus_files():

@@ -23,9 +23,10 @@ class PrunedState:
 @strawberry.type
 class GraphMutation:
     @strawberry.mutation(
-        description="Delete old versions of the states whose names match `states` (shell "
-        "style: `team/*`): each keeps its last `keepLast` (>= 1: never the current one) and "
-        "those younger than `keepDays`; recorded as a prune event per state."
+        description="Delete old versions of the states whose names match the glob `states` "
+        "(`team/*`: `*` any run, `/` too; `?` one character): each keeps its last "
+        "`keepLast` (>= 1: never the current one) and those younger than `keepDays`; "
+        "recorded as a prune event per state."
     )
     async def prune(
         self, info: Info, states: str, keep_last: int, keep_days: float | None = None
