@@ -72,9 +72,22 @@ def _leaves_under_credentials(value: object, under: bool = False) -> list[object
 @given(JSON)
 def test_masking_leaves_no_credential(value: object) -> None:
     shown = masked(value)
-    assert all(leaf == MASK for leaf in _leaves_under_credentials(shown))
+    # a null credential stays null (nothing to hide); any other value is MASK
+    assert all(leaf in (MASK, None) for leaf in _leaves_under_credentials(shown))
+    assert _leaves_under_credentials(shown).count(None) == _null_credentials(value)
     if not _leaves_under_credentials(value) and not _has_credential_key(value):
         assert shown == value
+
+
+def _null_credentials(value: object) -> int:
+    if isinstance(value, dict):
+        return sum(
+            (v is None) if k in ("password", "db_password", "token") else _null_credentials(v)
+            for k, v in value.items()
+        )
+    if isinstance(value, list):
+        return sum(_null_credentials(v) for v in value)
+    return 0
 
 
 def _has_credential_key(value: object) -> bool:
