@@ -29,6 +29,7 @@ class IssuerKeys:
         self.fetched_at: float | None = None  # the last fetch tried (monotonic)
         self.fresh_until = 0.0
         self.lock = asyncio.Lock()
+        self.failing: str | None = None  # why the last fetch failed; None: it did not
 
     async def key(self, kid: str | None) -> jwt.PyJWK:
         now = time.monotonic()
@@ -38,6 +39,8 @@ class IssuerKeys:
                 if now >= self.fresh_until or (kid not in self.keys and self._may_refetch(now)):
                     await self._refresh(now)
         found = self.keys.get(kid or "")
+        if found is None and self.failing is not None:
+            raise JwksUnreachable(f"OIDC: key {kid!r} is not held, and {self.failing}")
         if found is None:
             raise Unauthenticated(
                 f"OIDC: key {kid!r} is not among {self.issuer.issuer}'s keys (refetched)"
@@ -52,11 +55,13 @@ class IssuerKeys:
         try:
             self.keys = await self._fetch()
             self.fresh_until = now + self.issuer.jwks_cache_s
+            self.failing = None
         except (httpx.HTTPError, ValueError, KeyError, TypeError, jwt.PyJWTError) as exc:
+            self.failing = (
+                f"the keys of {self.issuer.issuer} cannot be fetched ({exc}); retry later"
+            )
             if not self.keys:
-                raise JwksUnreachable(
-                    f"OIDC: the keys of {self.issuer.issuer} cannot be fetched ({exc}); retry later"
-                ) from None
+                raise JwksUnreachable(f"OIDC: {self.failing}") from None
             # the keys held stay in use; try again after min_refetch_s
             self.fresh_until = now + self.issuer.min_refetch_s
 

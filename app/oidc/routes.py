@@ -16,7 +16,7 @@ from app.http import json_response
 from app.oidc import exchange
 
 PATH = "/auth/oidc/token"
-_MAX_BODY = 64 * 1024
+_MAX_BODY = 256 * 1024  # an oversized token is refused by the verifier, with its reason
 
 
 async def _exchange(request: Request) -> Response:
