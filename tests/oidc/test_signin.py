@@ -6,6 +6,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 
@@ -191,3 +192,22 @@ def test_a_new_kid_is_used_without_a_restart(oidc_server: LiveServer, github: Lo
         "the new key being fetched",
         timeout=5,
     )
+
+
+def test_login_prints_a_server_token_the_cli_then_uses(
+    oidc_server: LiveServer, github: LocalIssuer, tmp_path: Path
+) -> None:
+    from tests.test_cli import Cli
+
+    code, out, err = Cli(oidc_server, tmp_path, None)(
+        "login", "--oidc", github.token(github_claims()), "--ttl", "900"
+    )
+    assert code == 0, err
+    token = out.strip()
+    assert token.startswith("igo_") and "(write) on prod/*" in err
+    code, out, err = Cli(oidc_server, tmp_path, token)("whoami")
+    assert code == 0 and "oidc:github:repo:octo-org/octo-net:ref:refs/heads/main" in out, err
+    code, out, err = Cli(oidc_server, tmp_path, None)(
+        "login", "--oidc", github.token(github_claims(), audience="https://elsewhere.test")
+    )
+    assert code == 1 and "wrong audience" in err, err
