@@ -37,27 +37,24 @@ def _resigned(github: LocalIssuer, gitlab: LocalIssuer) -> str:
     return github.token(github_claims(), key=stranger)
 
 
-def _none(github: LocalIssuer, gitlab: LocalIssuer) -> str:
-    claims = {
+def _claims(github: LocalIssuer) -> dict[str, object]:
+    """A valid token's claims, to be signed otherwise than the issuer signs."""
+    return {
         "iss": github.url,
         "aud": AUDIENCE,
         "exp": int(time.time()) + 300,
         "iat": int(time.time()),
         **github_claims(),
     }
-    return jwt.encode(claims, None, algorithm="none")
+
+
+def _none(github: LocalIssuer, gitlab: LocalIssuer) -> str:
+    return jwt.encode(_claims(github), None, algorithm="none")
 
 
 def _hmac(github: LocalIssuer, gitlab: LocalIssuer) -> str:
-    claims = {
-        "iss": github.url,
-        "aud": AUDIENCE,
-        "exp": int(time.time()) + 300,
-        "iat": int(time.time()),
-        **github_claims(),
-    }
     return jwt.encode(
-        claims,
+        _claims(github),
         "a-shared-secret-of-thirty-two-bytes!",
         algorithm="HS256",
         headers={"kid": github.keys[-1][0]},
