@@ -132,8 +132,8 @@ def test_the_exchanged_token_outlives_the_jwt_and_holds_its_lock(
     oidc_server: LiveServer, github: LocalIssuer, gitlab: LocalIssuer
 ) -> None:
     name = f"prod/long-{uuid.uuid4().hex[:8]}"
-    # valid for about a second more (exp is past, within the issuer's 30 s skew)
-    jwt = github.token(github_claims(), issued=time.time() - 330, lifetime=301)
+    # valid for about 5 s more (exp is past, within the issuer's 30 s skew)
+    jwt = github.token(github_claims(), issued=time.time() - 330, lifetime=305)
     answer = httpx.post(
         f"{oidc_server.url}/auth/oidc/token", json={"token": jwt, "ttlSeconds": 600}
     )
