@@ -82,6 +82,8 @@ class Principal:
     state_globs: tuple[str, ...] = ()
     scopes: tuple[str, ...] = ()
     verified: bool = True  # False: UNVERIFIED, which touches nothing and has no role
+    # an OIDC caller's verified claims (app.oidc.verify.AUDITED), which its events record
+    claims: tuple[tuple[str, str], ...] = ()
 
     @property
     def everywhere(self) -> bool:

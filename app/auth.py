@@ -37,15 +37,19 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app import db, tokens
 from app.access import ANONYMOUS, UNVERIFIED, Principal, bootstrap
-from app.errors import AppError, Unauthenticated
+from app.errors import AppError, Forbidden, Unauthenticated, Unavailable
+from app.graph import events
 from app.http import error_response
+from app.oidc import exchange
+from app.oidc.verify import BASIC_USER, Verifier, looks_like_jwt
 
-OPEN_PATHS = frozenset({"/livez", "/readyz", "/healthz"})  # what probes and load balancers call
+# what probes and load balancers call, and the OIDC exchange (which verifies its own)
+OPEN_PATHS = frozenset({"/livez", "/readyz", "/healthz", "/auth/oidc/token"})
 # WebSocket close code "policy violation": what a refused handshake gets
 _WS_POLICY_VIOLATION = 1008
 
 
-def _credentials(authorization: str | None) -> tuple[str | None, str] | None:
+def credentials(authorization: str | None) -> tuple[str | None, str] | None:
     """(user, secret) from a Basic or Bearer Authorization header (user None for Bearer)."""
     scheme, _, value = (authorization or "").strip().partition(" ")
     value = value.strip()
@@ -67,10 +71,10 @@ def authenticate(tokens: Mapping[str, str], authorization: str | None) -> str | 
     Every token is compared, in constant time, so how long this takes says
     nothing about which token came close.
     """
-    credentials = _credentials(authorization)
-    if credentials is None:
+    shown = credentials(authorization)
+    if shown is None:
         return None
-    user, secret = credentials
+    user, secret = shown
     found = None
     for token, name in tokens.items():
         token_ok = hmac.compare_digest(secret.encode(), token.encode())
@@ -106,6 +110,7 @@ class TokenCache:
         self.ttl = ttl
         self.found: dict[bytes, tuple[float, tokens.Found]] = {}
         self.closed: tuple[float, bool] | None = None
+        self.oidc: Verifier | None = None  # trusted OIDC issuers (INFRAGRAPH_OIDC_CONFIG)
 
     def forget(self) -> None:
         """After a token is made or revoked (here, or heard of from the event feed)."""
@@ -140,6 +145,13 @@ class TokenCache:
                 # request meets the outage where it uses the database, as it would open
         return self.closed[1]
 
+    async def exchange_key(self) -> bytes:
+        """The key of exchanged OIDC tokens (app.oidc.exchange)."""
+        if exchange.signing_key_held is not None:
+            return exchange.signing_key_held
+        async with db.connection(self.pool) as conn:
+            return await exchange.signing_key(conn)
+
 
 _CREDENTIALS_HELP = (
     "authentication required: Basic auth (user = token name, password = token) or a Bearer token"
@@ -150,14 +162,18 @@ async def identify(
     env_tokens: Mapping[str, str], cache: TokenCache, authorization: str | None
 ) -> Principal:
     """Who the Authorization header says is calling; Unauthenticated when nobody may."""
-    if not env_tokens and not await cache.is_closed():
-        return ANONYMOUS  # an open server: its first run
+    if not env_tokens and cache.oidc is None and not await cache.is_closed():
+        return ANONYMOUS  # an open server: its first run (trusting an issuer closes it)
     if (name := authenticate(env_tokens, authorization)) is not None:
         return bootstrap(name)
-    credentials = _credentials(authorization)
-    if credentials is None:
+    shown = credentials(authorization)
+    if shown is None:
         raise Unauthenticated(_CREDENTIALS_HELP)
-    user, secret = credentials
+    user, secret = shown
+    if secret.startswith(exchange.PREFIX) and user in (None, BASIC_USER):
+        return exchange.read(secret, await cache.exchange_key()).principal
+    if cache.oidc is not None and (user == BASIC_USER or (user is None and looks_like_jwt(secret))):
+        return (await cache.oidc.verify(secret)).principal
     found = await cache.find(secret)
     if found is None or (user is not None and user != found.principal.name):
         raise Unauthenticated("the token is not known (or not under this name)")
@@ -188,7 +204,7 @@ class AuthMiddleware:
                 caller = UNVERIFIED
             else:
                 caller = await identify(self.tokens, cache, authorization)
-        except Unauthenticated as exc:
+        except (Unauthenticated, Forbidden, Unavailable) as exc:
             await self._refuse(exc, scope, receive, send)
             return
         except db.ERROR_TYPES as exc:
@@ -199,7 +215,14 @@ class AuthMiddleware:
         state = scope.setdefault("state", {})
         state["principal"] = caller
         state["actor"] = caller.name
-        await self.app(scope, receive, send)
+        if not caller.claims:
+            await self.app(scope, receive, send)
+            return
+        mark = events.CALLER_CLAIMS.set(dict(caller.claims))
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            events.CALLER_CLAIMS.reset(mark)
 
     @staticmethod
     async def _refuse(error: AppError, scope: Scope, receive: Receive, send: Send) -> None:

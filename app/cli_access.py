@@ -1,10 +1,12 @@
-"""`infragraph whoami` and `infragraph readers`: what a token may do, who reads outputs."""
+"""`infragraph whoami` and `infragraph readers`: what a token may do, who reads outputs;
+`infragraph login --oidc`: a CI job's ID token exchanged for a server token."""
 
 from typing import Any
 
 import click
 
-from app.cli import JSON_OUTPUT, _ask, _json, main
+from app.cli import JSON_OUTPUT, _ask, _client, _fail, _json, main
+from app.client import Refused
 
 VIEWER = """query($state: String!, $on: Boolean!) { viewer {
   name role states scopes everywhere
@@ -81,3 +83,27 @@ def readers_show(state: str, as_json: bool) -> None:
         return
     click.echo(f"tokens: {','.join(named['tokens']) or 'none'}")
     click.echo(f"states: {','.join(named['states']) or 'none'}")
+
+
+@main.command(
+    help="Exchange a CI job's OIDC ID token for a short-lived server token with its rule's "
+    "role and states, printed on stdout (use it as INFRAGRAPH_TOKEN, or as Terraform's "
+    "http backend password with username oidc)."
+)
+@click.option("--oidc", "id_token", required=True, help="The ID token (a JWT).")
+@click.option("--ttl", type=float, help="Seconds it lives (at most the issuer's maxTtlSeconds).")
+@JSON_OUTPUT
+def login(id_token: str, ttl: float | None, as_json: bool) -> None:
+    try:
+        answer = _client().exchange_oidc(id_token, ttl)
+    except Refused as error:
+        _fail(error)
+    if as_json:
+        click.echo(_json(answer))
+        return
+    click.echo(answer["token"])
+    click.echo(
+        f"{answer['principal']} ({answer['role']}) on {', '.join(answer['states'])} "
+        f"until {answer['expiresAt']}",
+        err=True,
+    )

@@ -81,6 +81,17 @@ class Client:
         data: dict[str, Any] = body["data"]
         return data
 
+    def exchange_oidc(self, token: str, ttl_s: float | None) -> dict[str, Any]:
+        """A server token for an OIDC ID token (POST /auth/oidc/token)."""
+        asked: dict[str, Any] = {"token": token}
+        if ttl_s is not None:
+            asked["ttlSeconds"] = ttl_s
+        response = self._send("POST", "/auth/oidc/token", json=asked)
+        if response.status_code == 401:  # the ID token's refusal, not a missing token
+            body = _body(response)
+            raise Refused(_reason(body["error"], None) if isinstance(body, dict) else [])
+        return self._json(response)
+
     def state(
         self,
         method: str,

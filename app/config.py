@@ -88,6 +88,8 @@ class Settings:
     public_schema: bool = True
     # how long a database token, once looked up, is taken as it was (app/auth.py)
     token_cache_seconds: float = 10.0
+    # trusted OIDC issuers and their rules (app/oidc/config.py); None: none
+    oidc_config: Path | None = None
     statement_timeout_ms: int = 30_000
     pool_size: int = 10
     # A request waiting longer for a database connection gets 503 UNAVAILABLE.
@@ -142,6 +144,9 @@ class Settings:
             ),
             api_tokens=_tokens(env.get("INFRAGRAPH_API_TOKENS", "")),
             cors_origins=_origins(env.get("INFRAGRAPH_CORS_ORIGINS", "")),
+            oidc_config=Path(env["INFRAGRAPH_OIDC_CONFIG"])
+            if env.get("INFRAGRAPH_OIDC_CONFIG")
+            else None,
             token_cache_seconds=float(env.get("INFRAGRAPH_TOKEN_CACHE_SECONDS", 10.0)),
             public_schema=env.get("INFRAGRAPH_PUBLIC_SCHEMA", "1") not in ("0", "false", "no"),
             statement_timeout_ms=int(env.get("INFRAGRAPH_STATEMENT_TIMEOUT_MS", 30_000)),

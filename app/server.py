@@ -40,6 +40,9 @@ from app.framing import FramingHeaders
 from app.graph.notify import EventFeed
 from app.http import error_response, json_response
 from app.observe import UNAVAILABLE, RequestMiddleware, collect_when_idle, metrics_text
+from app.oidc import config as oidc_config
+from app.oidc.routes import routes as oidc_routes
+from app.oidc.verify import Verifier
 from app.token_watch import TokenWatch
 from app.webhooks.worker import worker_running
 
@@ -154,6 +157,8 @@ async def _say_access(conn: asyncpg.Connection, settings: Settings) -> None:
 def create_app(settings: Settings | None = None, *, database_url: str | None = None) -> Starlette:
     """The app; `database_url` overrides the settings (the embedded server's URL)."""
     settings = settings or Settings.from_env()
+    # a bad OIDC config stops the start, with its reason
+    issuers = oidc_config.load(settings.oidc_config) if settings.oidc_config else ()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -175,6 +180,8 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         async with db.connection(pool) as conn:
             await _say_access(conn, settings)
         app.state.token_cache = cache = TokenCache(pool, settings.token_cache_seconds)
+        if issuers:
+            cache.oidc = Verifier(issuers)
         app.state.token_watch = watch = TokenWatch(pool, cache)
         app.state.pool = pool
         collector = asyncio.create_task(collect_when_idle())
@@ -194,6 +201,8 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             with contextlib.suppress(asyncio.CancelledError):
                 await expiries
             await pool.close()
+            if cache.oidc is not None:
+                await cache.oidc.close()
 
     handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
         AppError: _app_error,
@@ -208,6 +217,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             *iac_routes(),
             *graphql_routes(settings),
             *dashboard_routes(),
+            *oidc_routes(),
         ],
         middleware=[
             Middleware(FramingHeaders),

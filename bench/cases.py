@@ -1344,3 +1344,7 @@ GROUPS = {
 from bench.webhooks import WEBHOOK_GROUP  # noqa: E402  (it uses the helpers above)
 
 GROUPS["webhooks"] = WEBHOOK_GROUP
+
+from bench.oidc import OIDC_GROUP  # noqa: E402  (it uses the helpers above)
+
+GROUPS["oidc"] = OIDC_GROUP

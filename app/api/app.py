@@ -54,7 +54,7 @@ from app.api.schema import schema
 from app.api.ws import CONNECTION_INIT_WAIT, TextWebSocket, WatchedHandler
 from app.auth import identify
 from app.config import MIB, Settings
-from app.errors import BadInput, LimitExceeded, Unauthenticated
+from app.errors import BadInput, Forbidden, LimitExceeded, Unauthenticated, Unavailable
 
 MAX_RESPONSE_BYTES = 64 * MIB
 CONSOLE_DIR = Path(__file__).resolve().parent / "console"
@@ -131,7 +131,10 @@ class GraphQLApp(GraphQL[Context, None]):
         authorization = shown if isinstance(shown, str) else None
         try:
             caller = await identify(self.tokens, context.token_cache, authorization)
-        except (Unauthenticated, *db.ERROR_TYPES):
+        except (Unauthenticated, Forbidden, Unavailable) as exc:
+            context.refusal = exc.message  # the close frame's reason (app.api.ws)
+            raise ConnectionRejectionError() from None
+        except db.ERROR_TYPES:
             raise ConnectionRejectionError() from None
         context.identified(caller, authorization)
 

@@ -38,6 +38,8 @@ class Context:
     # the credentials the caller showed (a header, or a websocket's connection_init):
     # a websocket identifies its caller again with them on every operation (app.api.ws)
     authorization: str | None = None
+    # why a websocket's connection_init was refused: its close frame says it (app.api.ws)
+    refusal: str | None = None
 
     @property
     def actor(self) -> str:

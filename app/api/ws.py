@@ -32,7 +32,7 @@ from app import db, jsonutil
 from app.access import UNVERIFIED
 from app.api.context import Context
 from app.auth import identify
-from app.errors import Unauthenticated
+from app.errors import Forbidden, Unauthenticated, Unavailable
 from app.token_watch import TokenWatch
 
 # A socket that brought a token in its header: time to send connection_init.
@@ -40,6 +40,7 @@ CONNECTION_INIT_WAIT = timedelta(seconds=10)
 # One that brought none: it must show one in connection_init, and soon.
 UNVERIFIED_INIT_WAIT = timedelta(seconds=1.5)
 GONE_CODE = 4403  # graphql-transport-ws's "Forbidden", what a refused connection_init gets
+_MAX_CLOSE_REASON = 123  # bytes, RFC 6455
 _GONE_REASON = "the token is revoked or expired, or no longer accepted"
 
 
@@ -48,6 +49,13 @@ class TextWebSocket(ASGIWebSocketAdapter):
     bytes would go as binary ones); nothing at all once its caller is gone."""
 
     gone = False
+    context: Context | None = None  # its handler's
+
+    async def close(self, code: int, reason: str) -> None:
+        refusal = self.context.refusal if self.context is not None else None
+        if refusal:  # a close reason holds at most 123 bytes
+            reason = refusal.encode()[:_MAX_CLOSE_REASON].decode(errors="ignore")
+        await super().close(code, reason)
 
     async def send_json(self, message: Mapping[str, object]) -> None:
         if self.gone:
@@ -66,6 +74,7 @@ class WatchedHandler(BaseGraphQLTransportWSHandler[Context, None]):
         if self.context.principal is UNVERIFIED:
             self.connection_init_wait_timeout = UNVERIFIED_INIT_WAIT
         self.watched = contextlib.ExitStack()
+        self.socket.context = self.context
         self.closing: asyncio.Task[None] | None = None
 
     @property
@@ -90,7 +99,7 @@ class WatchedHandler(BaseGraphQLTransportWSHandler[Context, None]):
                     self.context.token_cache,
                     self.context.authorization,
                 )
-            except (Unauthenticated, *db.ERROR_TYPES):
+            except (Unauthenticated, Forbidden, Unavailable, *db.ERROR_TYPES):
                 self.gone()
                 return
         await super().handle_subscribe(message)

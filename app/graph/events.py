@@ -6,6 +6,7 @@ manage tokens (`tokens=True`: an admin) reads them. A `consumer-stale` event is 
 only by a caller that may read its producer too.
 """
 
+from contextvars import ContextVar
 from typing import Any
 from uuid import UUID
 
@@ -39,6 +40,11 @@ def readable_sql(patterns: str, tokens: str) -> str:
         AND (e.action <> '{STALE}' OR may_read(e.detail->>'producer', {patterns})))"""
 
 
+# An OIDC caller's verified claims (issuer, subject, repository, ref, workflow, run),
+# set by app.auth for the request: every event it causes records them as detail.oidc.
+CALLER_CLAIMS: ContextVar[dict[str, str] | None] = ContextVar("caller_claims", default=None)
+
+
 async def append_event(
     conn: asyncpg.Connection,
     *,
@@ -57,7 +63,7 @@ async def append_event(
         action,
         actor,
         serial,
-        detail or {},
+        {**(detail or {}), "oidc": claims} if (claims := CALLER_CLAIMS.get()) else detail or {},
     )
 
 

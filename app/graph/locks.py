@@ -111,7 +111,7 @@ async def _refuse_other_holder(
 # The detail of a lock's events, from its LockInfo (jsonb) and its holder
 _EVENT_DETAIL = (
     "jsonb_build_object('id', {0} -> 'ID', 'who', {0} -> 'Who', 'operation', {0} -> 'Operation',"
-    " 'holder', {1})"
+    " 'holder', {1}) || {2}"
 )
 
 # LOCK in one statement: make or find the state's row and lock it (an upsert locks the
@@ -128,7 +128,8 @@ _LOCK = f"""
         RETURNING state_id
     ), event AS (
         INSERT INTO events (state_id, state_name, action, actor, detail)
-        SELECT state_id, $1, 'lock', $4, {_EVENT_DETAIL.format("$3::jsonb", "$4::text")}
+        SELECT state_id, $1, 'lock', $4,
+               {_EVENT_DETAIL.format("$3::jsonb", "$4::text", "$5::jsonb")}
         FROM taken
     )
     SELECT id AS state_id, EXISTS (SELECT 1 FROM taken) AS taken FROM state"""
@@ -151,11 +152,16 @@ _UNLOCK = f"""
     ), event AS (
         INSERT INTO events (state_id, state_name, action, actor, detail)
         SELECT h.state_id, $1, CASE WHEN h.own THEN 'unlock' ELSE 'force-unlock' END, $3,
-               {_EVENT_DETAIL.format("h.info", "h.holder")}
+               {_EVENT_DETAIL.format("h.info", "h.holder", "$5::jsonb")}
         FROM holder h JOIN released r ON r.state_id = h.state_id
     )
     SELECT h.lock_id, h.info, h.holder, EXISTS (SELECT 1 FROM released) AS released
     FROM holder h"""
+
+
+def _claims(who: Principal) -> dict[str, Any]:
+    """What a lock event adds to its detail: an OIDC caller's verified claims."""
+    return {"oidc": dict(who.claims)} if who.claims else {}
 
 
 async def lock(
@@ -169,7 +175,7 @@ async def lock(
     holder's LockInfo when another lock is held, or this one by another token.
     """
     while True:
-        row = await conn.fetchrow(_LOCK, name, info["ID"], info, who.name)
+        row = await conn.fetchrow(_LOCK, name, info["ID"], info, who.name, _claims(who))
         # never None: the upsert of the state's row (DO UPDATE) always returns it
         assert row is not None
         if row["taken"]:
@@ -197,7 +203,9 @@ async def unlock(
     when `who` names a lock it does not hold.
     """
     doing = f"UNLOCK state {name!r}"
-    holder = await conn.fetchrow(_UNLOCK, name, lock_id, who.name, who.has(Role.ADMIN))
+    holder = await conn.fetchrow(
+        _UNLOCK, name, lock_id, who.name, who.has(Role.ADMIN), _claims(who)
+    )
     if holder is None:
         return False
     if holder["released"]:
