@@ -29,7 +29,8 @@ from typing import Any
 
 import yaml
 
-from app.access import Role, checked_globs, checked_scopes, glob_regex
+from app import globs
+from app.access import Role, checked_globs, checked_scopes
 from app.errors import BadInput
 
 ASYMMETRIC = frozenset(
@@ -50,7 +51,7 @@ class Rule:
 
     def matches(self, claims: dict[str, Any]) -> bool:
         return all(
-            name in claims and any(glob_regex(p).fullmatch(claim_text(claims[name])) for p in ps)
+            name in claims and any(globs.matches(p, claim_text(claims[name])) for p in ps)
             for name, ps in self.match
         )
 
