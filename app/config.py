@@ -115,7 +115,7 @@ class Settings:
     # answer (estimated before, metered while it runs); and what a token may spend, in cost
     # units (a node or a KiB), refilled over token_budget_seconds (0: no budget).
     max_query_nodes: int = 25_000
-    max_answer_bytes: int = 16 * MIB
+    max_answer_bytes: int = 64 * MIB  # a state export of 9,000 instances is 19 MiB
     token_budget: int = 2_000_000
     token_budget_seconds: float = 60.0
     # connections of the pool one GraphQL request holds at once (app/api/rationed.py)
