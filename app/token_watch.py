@@ -54,7 +54,7 @@ class TokenWatch:
             self.made.set()
             ended = _OPEN  # the server is closed now, whatever it was
         elif row["action"] in _ENDS:
-            ended = str(row["detail"].get("token"))
+            ended = str(row["detail"].get("name"))
         else:
             return
         for gone in list(self.watchers.get(ended, ())):

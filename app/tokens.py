@@ -108,7 +108,7 @@ async def create_token(
 async def _token_event(conn: asyncpg.Connection, action: str, actor: str, row: Row) -> None:
     """The audit trail's record of what happened to a token (never its secret)."""
     detail: dict[str, Any] = {
-        "token": row["name"],
+        "name": row["name"],
         "role": row["role"],
         "states": row["state_globs"],
         "scopes": row["scopes"],

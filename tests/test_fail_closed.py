@@ -125,7 +125,7 @@ def test_making_revoking_and_expiry_of_tokens_are_audit_events(
 
         def trail() -> list[tuple[str, str, str]]:
             found = [e["node"] for e in _gql(ops, EVENTS)["events"]["edges"]]
-            return sorted((e["action"], e["detail"]["token"], e["actor"]) for e in found)
+            return sorted((e["action"], e["detail"]["name"], e["actor"]) for e in found)
 
         _until(lambda: ("token-expire", "brief", "ops2") in trail(), "the expiry is recorded")
         assert trail() == [
@@ -139,7 +139,7 @@ def test_making_revoking_and_expiry_of_tokens_are_audit_events(
         [made] = [
             e["node"]
             for e in _gql(ops, EVENTS)["events"]["edges"]
-            if e["node"]["detail"]["token"] == "reader"
+            if e["node"]["detail"]["name"] == "reader"
         ]
         assert made["stateName"] == "" and made["detail"]["states"] == ["*"]
         assert reader["secret"] not in str(_gql(ops, EVENTS))

@@ -19,6 +19,8 @@ class EventKind(enum.Enum):
     POLICY_VIOLATED = "policy.violated"
     POLICY_RESOLVED = "policy.resolved"
     DELIVERY_FAILING = "delivery.failing"
+    TOKEN_CREATED = "token.created"
+    TOKEN_REVOKED = "token.revoked"  # by a revocation, or by its expiry
 
 
 # Actions the worker inserts itself (app/webhooks/worker.py).
@@ -34,6 +36,10 @@ ACTIONS: dict[EventKind, tuple[str, ...]] = {
     EventKind.POLICY_VIOLATED: ("policy-violated",),
     EventKind.POLICY_RESOLVED: ("policy-resolved",),
     EventKind.DELIVERY_FAILING: (FAILING_ACTION,),
+    # app/tokens.py's events: their state name is empty, which only a webhook for every
+    # state (no globs, or `*`) matches
+    EventKind.TOKEN_CREATED: ("token-create",),
+    EventKind.TOKEN_REVOKED: ("token-revoke", "token-expire"),
 }
 
 _KIND_OF = {action: kind for kind, actions in ACTIONS.items() for action in actions}

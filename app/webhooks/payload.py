@@ -20,7 +20,10 @@ FORMATS = ("json", "slack")
 
 
 def dashboard_url(base: str, state: str) -> str:
-    """The state's dashboard page under `base` (the server's public URL; "" gives a path)."""
+    """The state's dashboard page under `base` (the server's public URL; "" gives a path);
+    the overview for an event of no state (a token's)."""
+    if not state:
+        return f"{base.rstrip('/')}/"
     return f"{base.rstrip('/')}/ui/state?name={quote(state, safe='/')}"
 
 

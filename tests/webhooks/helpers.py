@@ -27,6 +27,8 @@ ALL_KINDS = [
     "POLICY_RESOLVED",
     "DELIVERY_FAILING",
 ]
+# a first token closes an open server: their test has a server of its own
+TOKEN_KINDS = ["TOKEN_CREATED", "TOKEN_REVOKED"]
 WEBHOOK = "id url events states format failing createdBy"
 CREATE = (
     f"""mutation($input: CreateWebhookInput!) {{ createWebhook(input: $input) {{ {WEBHOOK} }} }}"""
