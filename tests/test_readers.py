@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.access import ANONYMOUS, UNVERIFIED, Principal, Role, glob_regex
+from app import globs
+from app.access import ANONYMOUS, UNVERIFIED, Principal, Role
 from app.errors import BadInput
 from app.readers import (
     OutputReaders,
@@ -26,7 +27,7 @@ WITNESS_ALPHABET = "ab/c"  # c: a character neither glob names
 
 def _some_name_matches_both(a: str, b: str) -> bool:
     """By brute force: a witness is at most as long as the globs' literals and `?`s."""
-    ra, rb = glob_regex(a), glob_regex(b)
+    ra, rb = globs.regex(a), globs.regex(b)
     longest = len(a) + len(b)
     for length in range(longest + 1):
         for chars in itertools.product(WITNESS_ALPHABET, repeat=length):

@@ -13,11 +13,11 @@ import asyncpg
 import httpx
 import pytest
 
-from tests.conftest import corpus_files, requires_corpus
+from tests.conftest import corpus_files
 from tests.live_server import LiveServer
 from tests.terraform.conftest import ADMIN_PASSWORD
 
-pytestmark = [pytest.mark.slow, requires_corpus]
+pytestmark = pytest.mark.slow
 
 READER = "corpus-reader"
 CREATE = """mutation($name: String!) {
