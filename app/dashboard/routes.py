@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
@@ -197,9 +197,15 @@ async def _webhooks(request: Request) -> tuple[str, dict[str, Any]]:
     return "webhooks.html", {"entries": entries}
 
 
+async def favicon(request: Request) -> Response:
+    """Browsers ask for /favicon.ico on a first load, whatever the page links."""
+    return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml")
+
+
 def routes() -> list[BaseRoute]:
     return [
         Route("/", home),
+        Route("/favicon.ico", favicon),
         Route("/ui/state", _html(_state)),
         Route("/ui/resource", _html(_resource)),
         Route("/ui/inventory", _html(_inventory)),

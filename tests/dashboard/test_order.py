@@ -49,3 +49,10 @@ async def test_state_resources_dependents_and_picture_follow_terraform_order(
     nodes = re.findall(r'<g class="node" data-depth="1" data-address="([^"]+)"', html)
     drawn = [markup.unescape(a) for a in nodes]
     assert len(drawn) == 60 and _in_order(drawn)
+
+
+async def test_the_favicon_is_an_svg(client) -> None:
+    response = await client.get("/favicon.ico")
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("image/svg+xml")
+    assert response.text.startswith("<svg")
