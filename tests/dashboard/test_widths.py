@@ -5,13 +5,11 @@ table over another, and addresses read in Terraform's order."""
 from collections.abc import AsyncIterator, Iterator
 from urllib.parse import urlencode, urlsplit
 
-import asyncpg
 import httpx
 import pytest
 
 from app.tfstate.human_order import address_order
 from bench.browser import Offline, chromium, offline_page
-from tests.conftest import truncate_all
 from tests.graph.states import resource, state
 from tests.live_server import LiveServer, live_server
 
@@ -46,15 +44,6 @@ BOXES = """() => {
     td => td.scrollWidth > td.clientWidth + 1).map(td => td.textContent.slice(0, 40));
   return {count: boxes.length, crossing, spilling};
 }"""
-
-
-@pytest.fixture(scope="module")
-async def emptied(database_url: str) -> None:
-    conn = await asyncpg.connect(database_url)
-    try:
-        await truncate_all(conn)
-    finally:
-        await conn.close()
 
 
 @pytest.fixture(scope="module")
