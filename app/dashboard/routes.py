@@ -14,14 +14,14 @@ show what the token may read (app/dashboard/pages.py); force-unlock is for admin
 An expected error is a page with its status, not JSON.
 """
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
@@ -33,6 +33,7 @@ from app.dashboard.layout import BOX_HEIGHT, BOX_WIDTH, Layer, layout, shorten
 from app.dashboard.webhooks import webhooks_page
 from app.errors import AppError, BadInput, NotFound
 from app.graph import edges
+from app.tfstate.human_order import address_order
 
 HERE = Path(__file__).resolve().parent
 templates = Jinja2Templates(directory=HERE / "templates")
@@ -61,7 +62,20 @@ def _json(value: Any) -> str:
     return jsonutil.dumps(value, indent=True).decode()
 
 
-templates.env.filters.update(when=_when, ago=_ago, json=_json, shorten=shorten)
+def _terraform_order(items: Iterable[Any], attribute: str | None = None) -> list[Any]:
+    """A page's addresses as Terraform lists them (the pages hold at most a page)."""
+    if attribute is None:
+        return sorted(items, key=address_order)
+
+    def address(item: Any) -> str:  # a row (asyncpg.Record) or a dataclass
+        return str(item.get(attribute) if hasattr(item, "get") else getattr(item, attribute))
+
+    return sorted(items, key=lambda item: address_order(address(item)))
+
+
+templates.env.filters.update(
+    when=_when, ago=_ago, json=_json, shorten=shorten, terraform_order=_terraform_order
+)
 templates.env.globals.update(url=_url, box={"width": BOX_WIDTH, "height": BOX_HEIGHT})
 
 
@@ -152,7 +166,10 @@ async def _resource(request: Request) -> tuple[str, dict[str, Any]]:
     resource = data.resource
     picture = layout(
         (resource["id"], resource["address"]),
-        [Layer(layer.total, layer.drawn) for layer in data.radius.layers],
+        [
+            Layer(layer.total, sorted(layer.drawn, key=lambda drawn: address_order(drawn[1])))
+            for layer in data.radius.layers
+        ],
         data.radius.edges,
         beyond=data.radius.beyond,
     )
@@ -180,9 +197,15 @@ async def _webhooks(request: Request) -> tuple[str, dict[str, Any]]:
     return "webhooks.html", {"entries": entries}
 
 
+async def favicon(request: Request) -> Response:
+    """Browsers ask for /favicon.ico on a first load, whatever the page links."""
+    return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml")
+
+
 def routes() -> list[BaseRoute]:
     return [
         Route("/", home),
+        Route("/favicon.ico", favicon),
         Route("/ui/state", _html(_state)),
         Route("/ui/resource", _html(_resource)),
         Route("/ui/inventory", _html(_inventory)),

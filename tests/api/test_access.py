@@ -378,6 +378,7 @@ ROUTES: dict[str, Call] = {
     "GET /ui/iac": Call("GET", lambda p: "/ui/iac", Need.ANY),
     "GET /ui/webhooks": Call("GET", lambda p: "/ui/webhooks", Need.ADMIN),
     "GET /ui/static": Call("GET", lambda p: "/ui/static/style.css", Need.ANY),
+    "GET /favicon.ico": Call("GET", lambda p: "/favicon.ico", Need.ANY),
     "GET /console": Call("GET", lambda p: "/console/console.js", Need.ANY),
 }
 # Over a websocket, not in the matrix: where each is shown instead (the dashboard's

@@ -123,6 +123,8 @@ def test_an_unanswering_cdn_is_given_up_in_bounded_time(
 def test_the_console_follows_a_subscription(browser: Browser, server: LiveServer) -> None:
     page = _page(browser, server, lambda route: route.abort("internetdisconnected"))
     page.goto(f"{server.url}/console/")
+    page.get_by_label("Query").wait_for()
+    assert "null" not in page.locator("body").inner_text().split("infragraph console")[0]
     page.get_by_label("Query").fill("subscription { events { stateName action } }")
     page.get_by_role("button", name="Run").click()
     wait_for_subscriptions(server.url, {}, 1)

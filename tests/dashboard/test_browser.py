@@ -5,14 +5,12 @@ import re
 from collections.abc import AsyncIterator, Iterator
 from urllib.parse import urlencode, urlsplit
 
-import asyncpg
 import httpx
 import pytest
 from playwright.async_api import Error as PlaywrightError
 
 from app.dashboard.pages import DRAWN_PER_LAYER
 from bench.browser import Offline, chromium, offline_page
-from tests.conftest import truncate_all
 from tests.graph.states import resource, shared_history, state
 from tests.live_server import LiveServer, live_server
 
@@ -24,16 +22,6 @@ pytestmark = [
 USER, TOKEN = "viewer", "v-secret"
 SPOKES = DRAWN_PER_LAYER + 5
 LOCK = {"ID": "lock-77", "Who": "dana@ci", "Operation": "OperationTypeApply", "Info": ""}
-
-
-@pytest.fixture(scope="module")
-async def emptied(database_url: str) -> None:
-    """The session's database without what earlier tests left."""
-    conn = await asyncpg.connect(database_url)
-    try:
-        await truncate_all(conn)
-    finally:
-        await conn.close()
 
 
 @pytest.fixture(scope="module")

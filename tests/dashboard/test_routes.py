@@ -217,7 +217,7 @@ async def test_inventory_counts_groups_and_searches_attributes(
     html = await page(client, "/ui/inventory")
     by_type = re.search(r'<table id="by-type">(.*?)</table>', html, re.S)
     assert by_type
-    counts = re.findall(r">([a-z_]+)</a></td>\s*<td class=\"num\">(\d+)", by_type.group(1))
+    counts = re.findall(r">([a-z_]+)</a></span></td>\s*<td class=\"num\">(\d+)", by_type.group(1))
     assert counts == [("aws_instance", "4"), ("aws_subnet", "4"), ("aws_vpc", "1")]
     found = await page(client, "/ui/inventory", {"q": '{"id": "vpc-1"}'})
     table = re.search(r'<table id="found">(.*?)</table>', found, re.S)

@@ -220,13 +220,15 @@
 
     root.textContent = "";
     root.className = "ig-console";
-    root.append(
-      options.notice ? h("p", { class: "ig-notice", role: "status" }, options.notice) : null,
+    // append() writes null as the text "null": leave the notice out when there is none
+    const parts = [
       h("header", {}, h("strong", {}, "infragraph console"), run, token),
       h("main", {},
         h("div", { class: "ig-editors" }, query, variables),
         result,
-        docs));
+        docs)];
+    if (options.notice) parts.unshift(h("p", { class: "ig-notice", role: "status" }, options.notice));
+    root.append(...parts);
     loadDocs();
     return { run: execute };
   }
