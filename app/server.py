@@ -40,6 +40,7 @@ from app.framing import FramingHeaders
 from app.graph.notify import EventFeed
 from app.http import error_response, json_response
 from app.observe import UNAVAILABLE, RequestMiddleware, collect_when_idle, metrics_text
+from app.plans.routes import routes as plan_routes
 from app.token_watch import TokenWatch
 from app.webhooks.worker import worker_running
 
@@ -204,6 +205,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         routes=[
             *_health_routes(),
             Route("/metrics", metrics),
+            *plan_routes(),  # before the backend's: /states/{name}/plans
             *backend_routes(),
             *iac_routes(),
             *graphql_routes(settings),

@@ -19,6 +19,7 @@ class EventKind(enum.Enum):
     POLICY_VIOLATED = "policy.violated"
     POLICY_RESOLVED = "policy.resolved"
     DELIVERY_FAILING = "delivery.failing"
+    PLAN_SUBMITTED = "plan.submitted"
 
 
 # Actions the worker inserts itself (app/webhooks/worker.py).
@@ -34,6 +35,7 @@ ACTIONS: dict[EventKind, tuple[str, ...]] = {
     EventKind.POLICY_VIOLATED: ("policy-violated",),
     EventKind.POLICY_RESOLVED: ("policy-resolved",),
     EventKind.DELIVERY_FAILING: (FAILING_ACTION,),
+    EventKind.PLAN_SUBMITTED: ("plan-submitted",),
 }
 
 _KIND_OF = {action: kind for kind, actions in ACTIONS.items() for action in actions}
