@@ -1,7 +1,6 @@
 """A plan's whole analysis as one JSON object: what POST /states/{name}/plans answers and
 the CLI prints (`--format json`), and the findings' worst severity."""
 
-import dataclasses
 from typing import Any
 
 import asyncpg
@@ -41,7 +40,15 @@ async def plan_report(
         "outputChanges": analysis["output_changes"],
         "drift": analysis["drift"],
         "impact": [
-            {k: v for k, v in dataclasses.asdict(m).items() if k != "row_id"} for m in members
+            {
+                "state": m.state,
+                "address": m.address,
+                "depth": m.depth,
+                "path": m.path,
+                "pathStates": m.path_states,
+                "via": m.via,
+            }
+            for m in members
         ],
         "staleConsumers": consumers,
         "violations": analysis["findings"],
