@@ -1344,3 +1344,6 @@ GROUPS = {
 from bench.webhooks import WEBHOOK_GROUP  # noqa: E402  (it uses the helpers above)
 
 GROUPS["webhooks"] = WEBHOOK_GROUP
+from bench.plans import PLANS_GROUP  # noqa: E402  (it uses the helpers above)
+
+GROUPS["plans"] = PLANS_GROUP

@@ -148,12 +148,23 @@ def masked(value: Any, sensitive: Any) -> Any:
     return value
 
 
-def _at(tree: Any, key: str | int) -> Any:
+class _Absent:
+    """No value at a path (a shorter list, a missing key): not the same as a null."""
+
+
+_ABSENT = _Absent()
+
+
+def _at(tree: Any, key: str | int, missing: Any = None) -> Any:
     if isinstance(tree, dict) and isinstance(key, str):
-        return tree.get(key)
+        return tree.get(key, missing)
     if isinstance(tree, list) and isinstance(key, int) and key < len(tree):
         return tree[key]
-    return None
+    return missing
+
+
+def _shown(value: Any) -> Any:
+    return None if value is _ABSENT else value
 
 
 def _keys(before: Any, after: Any, unknown: Any) -> list[str | int] | None:
@@ -181,15 +192,15 @@ def changed_paths(
     after apply), in order; values masked where either side is sensitive."""
     if unknown is True:
         sensitive = before_sensitive is True or after_sensitive is True
-        before_shown = masked(before, before_sensitive)
+        before_shown = masked(_shown(before), before_sensitive)
         yield AttributeChange(_dotted(path), before_shown, UNKNOWN, sensitive)
         return
     keys = _keys(before, after, unknown)
     if keys is not None and before_sensitive is not True and after_sensitive is not True:
         for key in keys:
             yield from changed_paths(
-                _at(before, key),
-                _at(after, key),
+                _at(before, key, _ABSENT),
+                _at(after, key, _ABSENT),
                 _at(unknown, key),
                 _at(before_sensitive, key),
                 _at(after_sensitive, key),
@@ -201,8 +212,8 @@ def changed_paths(
     sensitive = before_sensitive not in (None, False) or after_sensitive not in (None, False)
     yield AttributeChange(
         _dotted(path),
-        masked(before, before_sensitive),
-        masked(after, after_sensitive),
+        masked(_shown(before), before_sensitive),
+        masked(_shown(after), after_sensitive),
         sensitive,
     )
 

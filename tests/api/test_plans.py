@@ -176,6 +176,11 @@ async def test_a_replacing_plan_reaches_its_dependents_and_consumers(client) -> 
     assert "team/app" in found["markdown"] and "aws_vpc.main" in found["markdown"]
     listed = await gql(client, '{ plans(state: "team/net") { id stale } }')
     assert listed["plans"] == [{"id": found["id"], "stale": False}]
+    events = await gql(
+        client, '{ events(state: "team/net", first: 1) { edges { node { action detail } } } }'
+    )
+    event = events["events"]["edges"][0]["node"]
+    assert (event["action"], event["detail"]["plan"]) == ("plan-submitted", found["id"])
 
 
 async def test_a_plan_after_another_write_is_stale(client) -> None:
