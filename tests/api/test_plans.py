@@ -203,6 +203,15 @@ async def test_post_answers_the_analysis(client) -> None:
     assert {m["address"] for m in report["impact"]} >= {"aws_subnet.a", "aws_instance.web"}
     # the state itself is untouched: a GET still reads it
     assert (await client.get("/states/team/net")).json()["serial"] == 1
+    html = {"Accept": "text/html"}
+    state_page = await client.get("/ui/state", params={"name": "team/net"}, headers=html)
+    assert "/ui/plan?state=team%2Fnet" in state_page.text
+    listing = await client.get("/ui/plan", params={"state": "team/net"}, headers=html)
+    assert f"/ui/plan?id={report['id']}" in listing.text
+    page = await client.get("/ui/plan", params={"id": report["id"]}, headers=html)
+    assert page.status_code == 200
+    assert 'data-depth="2"' in page.text and "aws_instance.web" in page.text
+    assert "team/app" in page.text  # its stale consumer and its impact there
 
 
 BAD: list[tuple[str, bytes]] = [
