@@ -43,6 +43,7 @@ from app.observe import UNAVAILABLE, RequestMiddleware, collect_when_idle, metri
 from app.oidc import config as oidc_config
 from app.oidc.routes import routes as oidc_routes
 from app.oidc.verify import Verifier
+from app.plans.routes import routes as plan_routes
 from app.token_watch import TokenWatch
 from app.webhooks.worker import worker_running
 
@@ -213,6 +214,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
         routes=[
             *_health_routes(),
             Route("/metrics", metrics),
+            *plan_routes(),  # before the backend's: /states/{name}/plans
             *backend_routes(),
             *iac_routes(),
             *graphql_routes(settings),

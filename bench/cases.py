@@ -1348,3 +1348,7 @@ GROUPS["webhooks"] = WEBHOOK_GROUP
 from bench.oidc import OIDC_GROUP  # noqa: E402  (it uses the helpers above)
 
 GROUPS["oidc"] = OIDC_GROUP
+
+from bench.plans import PLANS_GROUP  # noqa: E402  (it uses the helpers above)
+
+GROUPS["plans"] = PLANS_GROUP

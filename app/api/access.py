@@ -117,6 +117,7 @@ RULES: dict[str, Check] = {
     "Mutation.setOutputReaders": in_state(Role.WRITE, "state"),
     "Mutation.createToken": role(Role.ADMIN),
     "Mutation.revokeToken": role(Role.ADMIN),
+    "Mutation.submitPlan": in_state(Role.READ, "state"),
     "Query.webhooks": role(Role.ADMIN),
     "Mutation.createWebhook": role(Role.ADMIN),
     "Mutation.updateWebhook": role(Role.ADMIN),

@@ -63,7 +63,14 @@ EXPORT_NODES = 2_500  # an IaC export or a whole state: the document, built whol
 JSON_BYTES = 256  # a JSON field's size until one is measured
 TEXT_BYTES = 64  # a String field with a resolver (an export), until measured
 ITEM_BYTES = 16  # a list item's share of the answer: brackets, commas, a key
-_HEAVY = {"diff": DIFF_NODES, "export": EXPORT_NODES, "exportState": EXPORT_NODES}
+_HEAVY = {
+    "impact": CROSS_WALK_NODES,  # a plan's impact: every changed instance's radius
+    "markdown": CROSS_WALK_NODES,
+    "submitPlan": EXPORT_NODES,
+    "diff": DIFF_NODES,
+    "export": EXPORT_NODES,
+    "exportState": EXPORT_NODES,
+}
 
 
 class KeptSizes:

@@ -23,6 +23,8 @@ from app.api.graph.subscriptions import GraphSubscription
 from app.api.iac.mutations import IacMutation
 from app.api.iac.queries import IacQuery
 from app.api.limits import EXTENSIONS
+from app.api.plans.mutations import PlansMutation
+from app.api.plans.queries import PlansQuery
 from app.api.policies.mutations import PolicyMutation
 from app.api.policies.queries import PolicyQuery
 from app.api.readers.mutations import ReadersMutation
@@ -35,7 +37,14 @@ from app.api.webhooks.queries import WebhookQuery
 
 @strawberry.type
 class Query(
-    GraphQuery, CatalogQuery, IacQuery, PolicyQuery, TokenQuery, ReadersQuery, WebhookQuery
+    GraphQuery,
+    CatalogQuery,
+    IacQuery,
+    PolicyQuery,
+    TokenQuery,
+    ReadersQuery,
+    WebhookQuery,
+    PlansQuery,
 ):
     pass
 
@@ -49,6 +58,7 @@ class Mutation(
     TokenMutation,
     ReadersMutation,
     WebhookMutation,
+    PlansMutation,
 ):
     pass
 

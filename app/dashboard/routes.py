@@ -8,6 +8,7 @@ Jinja2 templates, a little JavaScript, every asset served from here (`/ui/static
     GET /ui/inventory[?q=&type=]
     GET /ui/iac
     GET /ui/webhooks           webhooks and their last deliveries (admins)
+    GET /ui/plan?state= | ?id= a state's Terraform plans, or one with its analysis
 
 Pages sit behind the API tokens like every route (a browser asks for Basic auth), and
 show what the token may read (app/dashboard/pages.py); force-unlock is for admins.
@@ -19,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
+from uuid import UUID
 
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
@@ -33,6 +35,8 @@ from app.dashboard.layout import BOX_HEIGHT, BOX_WIDTH, Layer, layout, shorten
 from app.dashboard.webhooks import webhooks_page
 from app.errors import AppError, BadInput, NotFound
 from app.graph import edges
+from app.plans import store as plans
+from app.plans.report import plan_report
 from app.tfstate.human_order import address_order
 
 HERE = Path(__file__).resolve().parent
@@ -202,6 +206,24 @@ async def favicon(request: Request) -> Response:
     return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml")
 
 
+async def _plan(request: Request) -> tuple[str, dict[str, Any]]:
+    """A plan (?id=) with its analysis, or a state's plans (?state=)."""
+    caller = principal(request)
+    async with db.connection(request.app.state.pool) as conn:
+        plan_id = request.query_params.get("id")
+        if plan_id:
+            try:
+                key = UUID(plan_id)
+            except ValueError:
+                raise BadInput(f"invalid plan id {plan_id!r}") from None
+            row = await plans.get_plan(conn, key, readable=caller.patterns)
+            report = await plan_report(conn, row, readable=caller.patterns)
+            return "plan.html", {"report": report, "state": row["state_name"]}
+        state = _required(request, "state")
+        found = await plans.list_plans(conn, state, limit=100, readable=caller.patterns)
+    return "plan.html", {"report": None, "state": state, "plans": found}
+
+
 def routes() -> list[BaseRoute]:
     return [
         Route("/", home),
@@ -211,5 +233,6 @@ def routes() -> list[BaseRoute]:
         Route("/ui/inventory", _html(_inventory)),
         Route("/ui/iac", _html(_iac)),
         Route("/ui/webhooks", _html(_webhooks)),
+        Route("/ui/plan", _html(_plan)),
         Mount("/ui/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]

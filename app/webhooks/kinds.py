@@ -21,6 +21,7 @@ class EventKind(enum.Enum):
     DELIVERY_FAILING = "delivery.failing"
     TOKEN_CREATED = "token.created"
     TOKEN_REVOKED = "token.revoked"  # by a revocation, or by its expiry
+    PLAN_SUBMITTED = "plan.submitted"
 
 
 # Actions the worker inserts itself (app/webhooks/worker.py).
@@ -40,6 +41,7 @@ ACTIONS: dict[EventKind, tuple[str, ...]] = {
     # state (no globs, or `*`) matches
     EventKind.TOKEN_CREATED: ("token-create",),
     EventKind.TOKEN_REVOKED: ("token-revoke", "token-expire"),
+    EventKind.PLAN_SUBMITTED: ("plan-submitted",),
 }
 
 _KIND_OF = {action: kind for kind, actions in ACTIONS.items() for action in actions}

@@ -172,6 +172,7 @@ def _policy(p: Place) -> dict[str, Any]:
 
 
 ABSENT = str(uuid.uuid4())
+_PLAN = b'{"format_version": "1.2", "resource_changes": []}'
 
 QUERIES: dict[str, Op] = {
     "Query.node": Op(
@@ -237,6 +238,8 @@ QUERIES: dict[str, Op] = {
     "Query.tokens": Op(Need.ADMIN, selection="{ name }"),
     "Query.viewer": Op(Need.ANY, selection="{ name role }"),
     "Query.webhooks": Op(Need.ADMIN, selection="{ id }"),
+    "Query.plans": Op(Need.ANY, lambda p: {"state": p.state}, "{ id }"),  # filtered
+    "Query.terraformPlan": Op(Need.ANY, lambda p: {"id": ABSENT}, "{ id }"),
     # the matrix's states read no other: what links show is tests/api/test_across.py's
     "Query.statesGraph": Op(Need.ANY, selection="{ states { name } }"),
     "Query.staleConsumers": Op(Need.ANY, lambda p: {"state": p.state}, "{ consumer { name } }"),
@@ -301,6 +304,9 @@ MUTATIONS: dict[str, Op] = {
     "Mutation.setOutputReaders": Op(
         Need.WRITE_PLACE, lambda p: {"state": p.state, "states": []}, "{ tokens }"
     ),
+    "Mutation.submitPlan": Op(
+        Need.READ_PLACE, lambda p: {"state": p.state, "plan": json.loads(_PLAN)}, "{ id }"
+    ),
     # an address refused before any lookup: BAD_INPUT
     "Mutation.createWebhook": Op(
         Need.ADMIN,
@@ -356,6 +362,9 @@ ROUTES: dict[str, Call] = {
     ),
     "UNLOCK /states (force)": Call("UNLOCK", lambda p: f"/states/{p.written}", Need.ADMIN),
     "DELETE /states": Call("DELETE", lambda p: f"/states/{p.written}", Need.WRITE_PLACE),
+    "POST /states/{name}/plans": Call(
+        "POST", lambda p: f"/states/{p.state}/plans", Need.READ_PLACE, lambda p: _PLAN
+    ),
     "GET /states (iac:)": Call("GET", lambda p: f"/states/iac:{p.slug}/crm", Need.READ_PLACE),
     "POST /states (iac:)": Call(
         "POST", lambda p: f"/states/iac:{p.slug}/crm", Need.IAC_REFUSED, lambda p: tf_state()
@@ -377,6 +386,7 @@ ROUTES: dict[str, Call] = {
     "GET /ui/inventory": Call("GET", lambda p: "/ui/inventory", Need.ANY),
     "GET /ui/iac": Call("GET", lambda p: "/ui/iac", Need.ANY),
     "GET /ui/webhooks": Call("GET", lambda p: "/ui/webhooks", Need.ADMIN),
+    "GET /ui/plan": Call("GET", lambda p: f"/ui/plan?id={ABSENT}", Need.ANY),
     "GET /ui/static": Call("GET", lambda p: "/ui/static/style.css", Need.ANY),
     "GET /favicon.ico": Call("GET", lambda p: "/favicon.ico", Need.ANY),
     "GET /console": Call("GET", lambda p: "/console/console.js", Need.ANY),

@@ -1,0 +1,1 @@
+"""GraphQL for Terraform plans (app/plans/)."""

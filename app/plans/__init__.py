@@ -1,0 +1,1 @@
+"""Terraform plans (`terraform show -json`): read, stored, and what they reach."""

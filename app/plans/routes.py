@@ -1,0 +1,50 @@
+"""POST /states/{name}/plans: submit a plan's JSON (`terraform show -json`), answered with
+its analysis (app/plans/report.py), 201. A read of the state suffices. The route comes
+before the state backend's, so a state whose name ends in "/plans" is not POSTed to here
+by Terraform's backend (which never POSTs to such a path for another name)."""
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from app import db
+from app.access import Role
+from app.auth import principal
+from app.backend.protocol import receive_body
+from app.errors import BadInput, UnsupportedMediaType
+from app.http import json_response
+from app.jsonutil import JsonInputError, read
+from app.plans.parse import parse_plan
+from app.plans.report import plan_report
+from app.plans.store import submit_plan
+
+
+async def post_plan(request: Request) -> Response:
+    name: str = request.path_params["name"]
+    caller = principal(request)
+    caller.require_state(Role.READ, name, f"submit a plan of state {name!r}")
+    media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media_type != "application/json":
+        raise UnsupportedMediaType(
+            f"a plan is Content-Type: application/json, not {media_type or 'none'}",
+            {"content_type": media_type or None},
+        )
+    limit = request.app.state.settings.max_document_bytes
+    body = await receive_body(request, limit, limit)
+    try:
+        raw = body.whole()
+    finally:
+        body.close()
+    try:
+        document = read(raw)
+    except JsonInputError as exc:
+        raise BadInput(f"not a Terraform plan: {exc}") from None
+    parsed = parse_plan(document)
+    async with db.connection(request.app.state.pool) as conn:
+        plan = await submit_plan(conn, name, parsed, submitter=caller.name)
+        report = await plan_report(conn, plan, readable=caller.patterns)
+    return json_response(report, 201)
+
+
+def routes() -> list[Route]:
+    return [Route("/states/{name:path}/plans", post_plan, methods=["POST"])]

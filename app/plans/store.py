@@ -1,0 +1,205 @@
+"""Plans stored: read against the state's current version, listed, found by id."""
+
+import dataclasses
+import uuid
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from app.errors import BadInput, NotFound
+from app.graph.events import append_event
+from app.graph.policies import preview
+from app.graph.queries import valid_at
+from app.plans.parse import REACHING, Action, ParsedPlan
+
+SUBMITTED = "plan-submitted"  # the event action
+
+_COLUMNS = """p.id, p.state_id, s.name AS state_name, p.base_version_id, p.base_serial,
+    p.stale, p.submitter, p.analysis, p.created_at"""
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Action):
+        return value.name
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def analysis_of(parsed: ParsedPlan) -> dict[str, Any]:
+    """What is kept of a plan: its changes, outputs and drift (masked), and its summary."""
+    return {
+        "format_version": parsed.format_version,
+        "terraform_version": parsed.terraform_version,
+        "changes": [_jsonable(dataclasses.asdict(c)) for c in parsed.changes],
+        "output_changes": [_jsonable(dataclasses.asdict(o)) for o in parsed.output_changes],
+        "drift": [_jsonable(dataclasses.asdict(c)) for c in parsed.drift],
+        "summary": parsed.summary(),
+    }
+
+
+async def _current_ids(conn: asyncpg.Connection, state_id: UUID, serial: int) -> dict[str, Any]:
+    """The managed instances of a version: address -> its `id` attribute."""
+    records = await conn.fetch(
+        f"""SELECT r.address, r.attributes->>'id' AS id FROM resources r
+            WHERE {valid_at("r")} AND r.mode = 'managed'""",
+        state_id,
+        serial,
+    )
+    return {r["address"]: r["id"] for r in records}
+
+
+def is_stale(prior: dict[str, Any], current: dict[str, Any]) -> bool:
+    """Whether the plan's prior state differs from the state's current version: other
+    instances, or an instance with another id (replaced since)."""
+    if set(prior) != set(current):
+        return True
+    return any(
+        isinstance(values, dict) and "id" in values and values["id"] != current[address]
+        for address, values in prior.items()
+    )
+
+
+async def submit_plan(
+    conn: asyncpg.Connection, state_name: str, parsed: ParsedPlan, *, submitter: str
+) -> asyncpg.Record:
+    """Store a plan of state `state_name` against its current version; BadInput when the
+    plan's prior state shares no instance with it (the plan of another state)."""
+    state = await conn.fetchrow("SELECT id FROM states WHERE name = $1", state_name)
+    if state is None:
+        raise NotFound(f"no state {state_name!r}")
+    version = await conn.fetchrow(
+        """SELECT id, serial FROM state_versions WHERE state_id = $1
+           ORDER BY serial DESC LIMIT 1""",
+        state["id"],
+    )
+    current = await _current_ids(conn, state["id"], version["serial"]) if version else {}
+    if parsed.prior and current and not set(parsed.prior) & set(current):
+        raise BadInput(
+            f"the plan's prior state is of another lineage: no instance of it is in "
+            f"state {state_name!r}"
+        )
+    serial: int | None = version["serial"] if version else None
+    plan_id = uuid.uuid4()
+    analysis = analysis_of(parsed)
+    analysis["findings"] = [
+        dataclasses.asdict(f) for f in await _would_open(conn, state_name, parsed)
+    ]
+    async with conn.transaction():
+        await conn.execute(
+            """INSERT INTO terraform_plans
+                   (id, state_id, base_version_id, base_serial, stale, submitter, analysis)
+               VALUES ($1, $2, $3, $4, $5, $6, $7)""",
+            plan_id,
+            state["id"],
+            version and version["id"],
+            serial,
+            is_stale(parsed.prior, current),
+            submitter,
+            analysis,
+        )
+        await append_event(
+            conn,
+            state_name=state_name,
+            action=SUBMITTED,
+            actor=submitter,
+            state_id=state["id"],
+            serial=serial,
+            detail={"plan": str(plan_id), "summary": analysis["summary"]},
+        )
+    return await get_plan(conn, plan_id)
+
+
+async def _would_open(conn: asyncpg.Connection, state_name: str, parsed: ParsedPlan) -> list[Any]:
+    """The policy violations the planned values of created and updated instances open."""
+    planned = [
+        {"address": c.address, "type": c.type, "provider": c.provider, "attributes": c.after}
+        for c in parsed.changes
+        if c.mode == "managed"
+        and c.action in (Action.CREATE, Action.UPDATE, Action.REPLACE)
+        and isinstance(c.after, dict)
+    ]
+    return await preview(conn, state_name, planned) if planned else []
+
+
+async def get_plan(
+    conn: asyncpg.Connection, plan_id: UUID, *, readable: list[str] | None = None
+) -> asyncpg.Record:
+    record = await conn.fetchrow(
+        f"""SELECT {_COLUMNS} FROM terraform_plans p JOIN states s ON s.id = p.state_id
+            WHERE p.id = $1 AND may_read(s.name, $2::text[])""",
+        plan_id,
+        readable,
+    )
+    if record is None:
+        raise NotFound(f"no plan {plan_id}")
+    return record
+
+
+async def list_plans(
+    conn: asyncpg.Connection, state_name: str, *, limit: int, readable: list[str] | None = None
+) -> list[asyncpg.Record]:
+    """A state's plans, newest first."""
+    return await conn.fetch(
+        f"""SELECT {_COLUMNS} FROM terraform_plans p JOIN states s ON s.id = p.state_id
+            WHERE s.name = $1 AND may_read(s.name, $2::text[])
+            ORDER BY p.created_at DESC, p.id DESC LIMIT $3""",
+        state_name,
+        readable,
+        limit,
+    )
+
+
+async def impact_roots(conn: asyncpg.Connection, plan: asyncpg.Record) -> list[tuple[UUID, UUID]]:
+    """The resources (row id, version id) the plan updates, replaces or deletes, at its
+    base version."""
+    addresses = [
+        c["address"]
+        for c in plan["analysis"]["changes"]
+        if Action[c["action"]] in REACHING and c["mode"] == "managed" and not c["deposed"]
+    ]
+    if plan["base_version_id"] is None or not addresses:
+        return []
+    records = await conn.fetch(
+        f"""SELECT r.id FROM resources r
+            WHERE {valid_at("r")} AND r.address = ANY($3::text[]) ORDER BY r.address""",
+        plan["state_id"],
+        plan["base_serial"],
+        addresses,
+    )
+    return [(r["id"], plan["base_version_id"]) for r in records]
+
+
+async def stale_consumers(
+    conn: asyncpg.Connection, plan: asyncpg.Record, *, readable: list[str] | None = None
+) -> list[dict[str, Any]]:
+    """The consumer states (readable) whose remote state reads an output the plan changes:
+    one row per consumer, data source and output, with the output's old and new value."""
+    changed = {o["name"]: o for o in plan["analysis"]["output_changes"] if o["action"] != "NO_OP"}
+    if not changed:
+        return []
+    records = await conn.fetch(
+        """SELECT c.name AS consumer, l.address, o.name AS output
+           FROM state_links l JOIN states c ON c.id = l.state_id
+           CROSS JOIN LATERAL jsonb_object_keys(l.outputs) AS o (name)
+           WHERE l.producer_name = $1 AND l.serial_to IS NULL
+             AND o.name = ANY($2::text[]) AND may_read(c.name, $3::text[])
+           ORDER BY c.name, l.address, o.name""",
+        plan["state_name"],
+        sorted(changed),
+        readable,
+    )
+    return [
+        {
+            "consumer": r["consumer"],
+            "address": r["address"],
+            "output": r["output"],
+            "before": changed[r["output"]]["before"],
+            "after": changed[r["output"]]["after"],
+            "sensitive": changed[r["output"]]["sensitive"],
+        }
+        for r in records
+    ]
