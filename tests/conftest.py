@@ -5,9 +5,11 @@ created on that server and dropped at the end. Without it, an embedded
 PostgreSQL (pgserver) starts in a temporary directory.
 """
 
+import asyncio
 import contextlib
 import os
 import tempfile
+import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -68,6 +70,34 @@ async def throwaway_database(admin_url: str, *, until: int | None = None) -> Asy
 @pytest.fixture(scope="session")
 async def database_url(admin_url: str) -> AsyncIterator[str]:
     """A fresh, migrated database for this test session."""
+    async with throwaway_database(admin_url) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def database_of_its_own(admin_url: str) -> Iterator[str]:
+    """`throwaway_database` for sync code whose thread runs an event loop already (a
+    browser test: Playwright's sync API): made and dropped on a loop of its own thread."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    made = throwaway_database(admin_url)
+    try:
+        url = asyncio.run_coroutine_threadsafe(made.__aenter__(), loop).result()
+        try:
+            yield url
+        finally:
+            asyncio.run_coroutine_threadsafe(made.__aexit__(None, None, None), loop).result()
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()
+
+
+@pytest.fixture(scope="module")
+async def own_database(admin_url: str) -> AsyncIterator[str]:
+    """A fresh, migrated database for one test module: for servers whose tokens would
+    close the session's open servers (a server that has had a token never reopens)."""
     async with throwaway_database(admin_url) as url:
         yield url
 

@@ -35,6 +35,8 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
         "cost model",
         "webhooks, queue",
         "webhooks, drain",
+        "oidc, cached-key verify",
+        "plan impact",
     }
     for result in results:
         assert result.candidate_s > 0

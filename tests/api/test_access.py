@@ -345,6 +345,8 @@ ROUTES: dict[str, Call] = {
     "GET /livez": Call("GET", lambda p: "/livez", Need.OPEN),
     "GET /readyz": Call("GET", lambda p: "/readyz", Need.OPEN),
     "GET /healthz": Call("GET", lambda p: "/healthz", Need.OPEN),
+    # the OIDC exchange: its JWT is its credential (no issuer is trusted here: 404)
+    "POST /auth/oidc/token": Call("POST", lambda p: "/auth/oidc/token", Need.OPEN),
     "GET /metrics": Call("GET", lambda p: "/metrics", Need.ANY),
     "GET /states (terraform)": Call("GET", lambda p: f"/states/{p.state}", Need.READ_PLACE),
     "POST /states": Call(

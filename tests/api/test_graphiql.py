@@ -21,6 +21,7 @@ from playwright.sync_api import Browser, Page, Route, expect
 
 from tests.backend.helpers import lock_info
 from tests.browser import browser_fixture
+from tests.conftest import database_of_its_own
 from tests.graphql_ws import wait_for_subscriptions
 from tests.live_server import LiveServer, live_server, server_fixture
 
@@ -89,11 +90,15 @@ def test_offline_graphiql_ends_in_a_working_console(browser: Browser, server: Li
 
 
 def test_offline_with_tokens_the_browser_credentials_go_along(
-    browser: Browser, database_url: str
+    browser: Browser, admin_url: str
 ) -> None:
     """The browser's Basic credentials for the page (the server asks for them) serve
     the console's requests too."""
-    with live_server(database_url, {"INFRAGRAPH_API_TOKENS": "dash:s3cret"}) as guarded:
+    # a database of its own: its token closes for good the database it starts on
+    with (
+        database_of_its_own(admin_url) as url,
+        live_server(url, {"INFRAGRAPH_API_TOKENS": "dash:s3cret"}) as guarded,
+    ):
         context = browser.new_context(http_credentials={"username": "dash", "password": "s3cret"})
         page = context.new_page()
         page.route("**/*", _offline(guarded, lambda route: route.abort("internetdisconnected")))

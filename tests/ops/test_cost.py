@@ -15,7 +15,6 @@ import pytest
 
 from app.config import Settings
 from tests.backend.helpers import lock_info
-from tests.conftest import throwaway_database
 from tests.graph.states import resource, state
 from tests.live_server import LiveServer, live_server
 
@@ -40,14 +39,6 @@ def reset_peak(pid: int) -> int:
     """Reset the peak RSS to the current RSS (Linux: clear_refs 5); the new peak."""
     Path(f"/proc/{pid}/clear_refs").write_text("5")
     return peak_rss(pid)
-
-
-@pytest.fixture(scope="module")
-async def own_database(admin_url: str) -> AsyncIterator[str]:
-    """A database of the module's own: the read tokens it makes would close every server
-    of the session's database that runs without tokens."""
-    async with throwaway_database(admin_url) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")

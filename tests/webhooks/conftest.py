@@ -8,16 +8,10 @@ import asyncpg
 import pytest
 
 from app import db
-from tests.conftest import throwaway_database, truncate_all
+from tests.conftest import truncate_all
 from tests.live_server import LiveServer, live_server
 from tests.webhooks.helpers import delete_webhooks
 from tests.webhooks.receiver import Receiver, receiving
-
-
-@pytest.fixture(scope="module")
-async def own_database(admin_url: str) -> AsyncIterator[str]:
-    async with throwaway_database(admin_url) as url:
-        yield url
 
 
 @pytest.fixture
