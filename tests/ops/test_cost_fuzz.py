@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, settings
 from tests.backend.helpers import lock_info
 from tests.graph.states import resource, state
 from tests.live_server import ROOT, LiveServer, live_server
-from tests.ops.test_cost import ADMIN, MIB, own_database, peak_rss
+from tests.ops.test_cost import ADMIN, MIB, peak_rss
 from tests.ops.test_schemathesis import CODES
 
 pytestmark = pytest.mark.slow
