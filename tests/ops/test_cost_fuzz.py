@@ -21,7 +21,6 @@ from tests.ops.test_cost import ADMIN, MIB, peak_rss
 from tests.ops.test_schemathesis import CODES
 
 pytestmark = pytest.mark.slow
-__all__ = ["own_database"]  # a fixture of this module too
 
 MAX_RSS = 512 * MIB
 STATEMENT_TIMEOUT_S = 10
