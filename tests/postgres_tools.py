@@ -6,6 +6,7 @@ DATABASE_URL. The tests use the client programs pgserver ships with that server:
 they dump it, and any older server a DATABASE_URL names, alike.
 """
 
+import subprocess
 from pathlib import Path
 
 from app import db
@@ -16,3 +17,13 @@ def client_program(name: str) -> str:
     path = Path(db.import_pgserver().__file__).parent / "pginstall" / "bin" / name
     assert path.is_file(), f"pgserver ships no {name} at {path}"
     return str(path)
+
+
+def pg_dump(url: str) -> str:
+    """The data of the database at `url`, as `pg_dump --data-only` writes it."""
+    return subprocess.run(
+        [client_program("pg_dump"), "--data-only", "--dbname", url],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout

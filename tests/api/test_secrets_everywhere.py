@@ -8,7 +8,6 @@ import base64
 import hashlib
 import json
 import os
-import subprocess
 from typing import Any
 
 import httpx
@@ -17,6 +16,7 @@ from app import crypto
 from app.graph.digests import python_digest
 from tests.graph.states import resource, state
 from tests.live_server import LiveServer, server_fixture
+from tests.postgres_tools import pg_dump
 
 BOOT = "boot-secret"
 KEY = os.urandom(32)
@@ -255,12 +255,6 @@ def leaks(dump: str, secrets: list[str]) -> list[str]:
         for form, spelled in _forms(secret).items()
         if spelled in dump
     ]
-
-
-def pg_dump(url: str) -> str:
-    return subprocess.run(
-        ["pg_dump", "--data-only", "--dbname", url], capture_output=True, text=True, check=True
-    ).stdout
 
 
 def test_a_dump_holds_no_planted_secret_in_any_form(

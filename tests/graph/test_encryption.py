@@ -7,7 +7,6 @@ import base64
 import hashlib
 import json
 import os
-import subprocess
 import uuid
 from collections.abc import Iterator
 
@@ -30,7 +29,7 @@ from tests.conftest import corpus_files
 from tests.graph.states import PASSWORD, resource
 from tests.graph.test_store import as_numbers
 from tests.live_server import live_server
-from tests.postgres_tools import client_program
+from tests.postgres_tools import pg_dump
 from tests.strategies import states
 
 KEY, NEW_KEY = os.urandom(32), os.urandom(32)
@@ -85,15 +84,6 @@ def secret_state(serial: int = 1, password: str = "hunter2-planted") -> bytes:
 def sealed() -> Iterator[crypto.Keyring]:
     with crypto.using(crypto.Keyring(KEY)) as ring:
         yield ring
-
-
-def pg_dump(url: str) -> str:
-    return subprocess.run(
-        [client_program("pg_dump"), "--data-only", "--dbname", url],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
 
 
 def leaks(dump: str, bodies: list[bytes]) -> list[str]:
