@@ -26,7 +26,7 @@ from app.access import Principal, Role, checked_globs, checked_scopes
 from app.db import Row
 from app.errors import BadInput, Conflict, NotFound
 from app.graph.events import TOKEN_EVENTS, append_event
-from app.iac.state import secret_key
+from app.iac.state import open_hash_key, secret_key
 
 TOKEN_PREFIX = "igt_"  # says what a leaked string is (and lets secret scanners find it)
 TOUCH_EVERY_S = 60  # last_used_at is written at most this often per token
@@ -38,15 +38,25 @@ def token_hash(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
 
-_hash_key: bytes | None = None  # the process's copy of the key of keyed token hashes
+# The process's copy of the key of keyed token hashes, with the database's sealed form it
+# was opened from (a lookup reads that form too, so a key made anew is seen at no cost).
+_hash_key: tuple[bytes, bytes] | None = None
 
 
-async def _key(conn: asyncpg.Connection, *, reload: bool = False) -> bytes:
+def _opened(sealed: bytes) -> bytes:
     global _hash_key
-    if _hash_key is None or reload:
-        database_key = await secret_key(conn, None)
-        _hash_key = hmac.new(database_key, b"infragraph token hash", hashlib.sha256).digest()
-    return _hash_key
+    if _hash_key is None or _hash_key[0] != sealed:
+        database_key = open_hash_key(sealed)
+        derived = hmac.new(database_key, b"infragraph token hash", hashlib.sha256).digest()
+        _hash_key = (sealed, derived)
+    return _hash_key[1]
+
+
+async def _key(conn: asyncpg.Connection) -> bytes:
+    """The database's key as it is now (made on first use)."""
+    await secret_key(conn, None)
+    sealed = await conn.fetchval("SELECT key FROM iac_secret_key")
+    return _opened(bytes(sealed))
 
 
 def keyed_hash(token: str, key: bytes) -> bytes:
@@ -92,7 +102,7 @@ async def create_token(
             RETURNING {_COLUMNS}
             """,
             name,
-            keyed_hash(token, await _key(conn, reload=True)),  # the database's key as it is now
+            keyed_hash(token, await _key(conn)),
             role.value,
             checked_globs(state_globs),
             checked_scopes(scopes),
@@ -193,8 +203,9 @@ async def seconds_to_next_expiry(conn: asyncpg.Connection) -> float | None:
     return found
 
 
-# One round trip: the token's row, and last_used_at brought up to date when it is older
-# than TOUCH_EVERY_S (so a busy token costs a write a minute, not one a request).
+# One round trip: the token's row (none on a miss), the database's sealed key beside it,
+# and last_used_at brought up to date when it is older than TOUCH_EVERY_S (so a busy token
+# costs a write a minute, not one a request).
 _FIND = f"""
     WITH found AS (
         SELECT name, role, state_globs, scopes, expires_at, revoked_at, last_used_at
@@ -206,18 +217,29 @@ _FIND = f"""
           AND (found.last_used_at IS NULL
                OR found.last_used_at < now() - make_interval(secs => {TOUCH_EVERY_S}))
     )
-    SELECT * FROM found
+    SELECT (SELECT key FROM iac_secret_key) AS sealed_key, found.*
+    FROM (VALUES (1)) AS one LEFT JOIN found ON true
 """
 
 
 async def find_token(conn: asyncpg.Connection, token: str) -> Found | None:
-    """The token kept by its keyed hash (or, made before, its plain one). On a miss the
-    key is read again: the database's may have been made anew (a restore, an empty one)."""
-    key = await _key(conn)
-    r = await conn.fetchrow(_FIND, [keyed_hash(token, key), token_hash(token)])
-    if r is None and (fresh := await _key(conn, reload=True)) != key:
-        r = await conn.fetchrow(_FIND, [keyed_hash(token, fresh)])
-    if r is None:
+    """The token kept by its keyed hash (or, made before, its plain one): one statement, a
+    miss included. Only when the database's key is not the one this process holds (a
+    restore, an empty database) is the token looked up again under the database's."""
+    hashes = [token_hash(token)]
+    if _hash_key is not None:
+        hashes.append(keyed_hash(token, _hash_key[1]))
+    r = await conn.fetchrow(_FIND, hashes)
+    assert r is not None  # one row, found or not
+    sealed = r["sealed_key"]
+    if (
+        r["name"] is None
+        and sealed is not None
+        and (_hash_key is None or _hash_key[0] != bytes(sealed))
+    ):
+        r = await conn.fetchrow(_FIND, [keyed_hash(token, _opened(bytes(sealed)))])
+        assert r is not None
+    if r["name"] is None:
         return None
     principal = Principal(r["name"], Role(r["role"]), tuple(r["state_globs"]), tuple(r["scopes"]))
     return Found(principal, r["expires_at"], r["revoked_at"] is not None)

@@ -7,6 +7,7 @@ import hashlib
 import time
 from datetime import timedelta
 
+import asyncpg
 import httpx
 import pytest
 
@@ -105,6 +106,38 @@ async def test_last_used_at_is_written_at_most_once_a_minute(conn) -> None:
     backdated = await conn.fetchval(used)
     await tokens.find_token(conn, secret)
     assert await conn.fetchval(used) - backdated > timedelta(seconds=59)  # a minute on: written
+
+
+async def test_a_lookup_is_one_statement_a_miss_too(conn, monkeypatch) -> None:
+    """An unknown token (anyone can send many) costs what a known one does; a key made
+    anew by another process (a restore, an empty database) is still seen."""
+    _, secret = await tokens.create_token(
+        conn, "ci", Role.READ, state_globs=[], scopes=[], expires_days=None, created_by="t"
+    )
+    said: list[str] = []
+
+    def log(query: asyncpg.connection.LoggedQuery) -> None:
+        if "typeinfo_tree" not in query.query:  # not asyncpg's own type queries
+            said.append(query.query)
+
+    conn.add_query_logger(log)
+    try:
+        for token in (secret, "igt_unknown", "igt_unknown-again"):
+            said.clear()
+            await tokens.find_token(conn, token)
+            await asyncio.sleep(0)  # asyncpg calls loggers soon, not at once
+            assert len(said) == 1, (token, said)
+    finally:
+        conn.remove_query_logger(log)
+    held = tokens._hash_key  # this process's key, as another process would still hold it
+    await conn.execute("DELETE FROM iac_secret_key")
+    _, remade = await tokens.create_token(
+        conn, "cd", Role.READ, state_globs=[], scopes=[], expires_days=None, created_by="t"
+    )
+    monkeypatch.setattr(tokens, "_hash_key", held)
+    found = await tokens.find_token(conn, remade)
+    assert found is not None and found.principal.name == "cd"
+    assert await tokens.find_token(conn, secret) is None  # made under the old key
 
 
 async def test_the_cache_asks_the_database_once_per_ttl(pool, conn) -> None:
