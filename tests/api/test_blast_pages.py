@@ -10,7 +10,8 @@ import strawberry
 from app.access import Principal, Role
 from app.api.context import Context
 from app.api.graph.loaders import GraphLoaders
-from app.api.graph.types import Resource, resources_of
+from app.api.graph.resource import Resource
+from app.api.graph.rows import resources_of
 from app.config import Settings
 from app.graph.resources import find_resource
 from app.graph.store import write_version
