@@ -18,22 +18,12 @@ from app.config import Settings
 from app.graph import edges
 from app.graph.resources import find_resource
 from app.graph.store import write_version
-from tests.graph.states import resource, state
+from tests.graph.states import PASSWORD, chain_graph, resource, state
 
-SECRET = [[{"type": "get_attr", "value": "password"}]]
-KEYED = state(
-    [
-        resource("aws_vpc", "main"),
-        resource(
-            "aws_subnet",
-            "s",
-            keys=[0],
-            sensitive=SECRET,
-            attributes={"password": "p", "cidr": "10.0.0.0/24"},
-            depends_on=["aws_vpc.main"],
-        ),
-    ]
-)
+# a counted instance with a sensitive attribute, in the blast radius of the VPC
+DB = resource("aws_db_instance", "db", keys=[0], sensitive=PASSWORD, depends_on=["aws_vpc.main"])
+DB["instances"][0]["attributes"] = {"password": "p", "port": 5432}
+KEYED = state([resource("aws_vpc", "main"), DB])
 
 
 async def _page_rows(conn, *, json: bool, attributes: bool) -> list[Any]:
@@ -81,18 +71,18 @@ async def test_a_column_the_page_did_not_load_fails_the_field(app, conn) -> None
         ("sensitiveAttributes", "sensitive_attributes"),
     ):
         result = await _serve(app, bare, f"{{ resource {{ address {field} }} }}")
-        assert result.data == {"resource": {"address": "aws_subnet.s[0]", field: None}}
+        assert result.data == {"resource": {"address": "aws_db_instance.db[0]", field: None}}
         [(path, message)] = _unloaded(result).items()
         assert path == f"resource.{field}" and repr(column) in message
     # what the page read is there
     assert (await _serve(app, bare, "{ resource { address } }")).data == {
-        "resource": {"address": "aws_subnet.s[0]"}
+        "resource": {"address": "aws_db_instance.db[0]"}
     }
 
     [keyed] = await _page_rows(conn, json=True, attributes=False)
     result = await _serve(app, keyed, "{ resource { indexKey sensitiveAttributes } }")
     assert result.errors is None
-    assert result.data == {"resource": {"indexKey": 0, "sensitiveAttributes": SECRET}}
+    assert result.data == {"resource": {"indexKey": 0, "sensitiveAttributes": PASSWORD}}
 
 
 async def test_attributes_read_without_the_sensitive_paths_fail_rather_than_withhold(
@@ -103,27 +93,40 @@ async def test_attributes_read_without_the_sensitive_paths_fail_rather_than_with
     value, a null where the value is not secret)."""
     await write_version(conn, "k", KEYED, actor="test")
     [bare] = await _page_rows(conn, json=False, attributes=False)
-    result = await _serve(app, bare, '{ resource { cidr: attributes(path: ["cidr"]) } }')
-    assert result.data == {"resource": {"cidr": None}}
+    result = await _serve(app, bare, '{ resource { port: attributes(path: ["port"]) } }')
+    assert result.data == {"resource": {"port": None}}
     [(path, message)] = _unloaded(result).items()
-    assert path == "resource.cidr" and "'sensitive_attributes'" in message
+    assert path == "resource.port" and "'sensitive_attributes'" in message
 
     [masked] = await _page_rows(conn, json=True, attributes=False)
     result = await _serve(app, masked, "{ resource { attributes } }")
     assert result.errors is None
-    assert result.data == {"resource": {"attributes": {"password": None, "cidr": "10.0.0.0/24"}}}
+    assert result.data == {"resource": {"attributes": {"password": None, "port": 5432}}}
 
 
 async def test_a_whole_row_reads_every_column(app, conn) -> None:
     """A row of a list of resources (RESOURCE_COLUMNS) misses none."""
     await write_version(conn, "k", KEYED, actor="test")
-    whole = resource_of(await find_resource(conn, "k", "aws_subnet.s[0]"))
+    whole = resource_of(await find_resource(conn, "k", "aws_db_instance.db[0]"))
     result = await _serve(app, whole, "{ resource { indexKey sensitiveAttributes attributes } }")
     assert result.errors is None
     assert result.data == {
         "resource": {
             "indexKey": 0,
-            "sensitiveAttributes": SECRET,
-            "attributes": {"password": None, "cidr": "10.0.0.0/24"},
+            "sensitiveAttributes": PASSWORD,
+            "attributes": {"password": None, "port": 5432},
         }
     }
+
+
+async def test_a_resource_read_without_attributes_loads_them_when_asked(app, conn) -> None:
+    """A resource built from a row read without attributes (as a page reads it when its
+    query selects none) loads them when a query asks anyway."""
+    await write_version(conn, "g", chain_graph(), actor="test")
+    row = dict(await find_resource(conn, "g", "terraform_data.b"))
+    del row["attributes"]
+    [read] = resources_of([row])
+    query = '{ resource { input: attributes(path: ["input"]) attributes } }'
+    result = await _serve(app, read, query)
+    assert result.errors is None
+    assert result.data == {"resource": {"input": "b", "attributes": {"input": "b"}}}
