@@ -1,5 +1,9 @@
 """The graph's part of the API: states, versions, resources, edges, events.
 
+An object's scalar fields are plain attributes filled from its row; the lists hanging
+off an object load through the per-request loaders, so a page of N objects costs one
+statement per list, not N.
+
 inputs.py    enums, filters and shared arguments; nodes.py: global ids
 state.py     State, its Lock          version.py   StateVersion, its outputs
 resource.py  Resource                 event.py     Event (the audit trail)

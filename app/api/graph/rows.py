@@ -1,9 +1,8 @@
 """The graph's GraphQL objects built from the rows the graph module read.
 
-Scalar fields are plain attributes filled from one row (no resolver per field); lists
-hanging off an object load through the per-request loaders, so a page of N objects
-costs one statement per list, not N. The node types and this module import one another
-as modules (see refs.py).
+Scalar fields are plain attributes filled from one row (no resolver per field); a
+Resource keeps its row for the columns a page may leave out (columns.py). The node types
+and this module import one another as modules (see refs.py).
 """
 
 from __future__ import annotations
