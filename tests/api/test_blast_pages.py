@@ -5,14 +5,8 @@ import gc
 import weakref
 from functools import cached_property
 
-import strawberry
-
-from app.access import Principal, Role
-from app.api.context import Context
 from app.api.graph.loaders import GraphLoaders
-from app.api.graph.types import Resource, resources_of
 from app.config import Settings
-from app.graph.resources import find_resource
 from app.graph.store import write_version
 from tests.api.conftest import error_codes, gql
 from tests.graph.states import chain_graph, resource, state
@@ -167,31 +161,6 @@ async def test_a_page_reads_index_keys_and_sensitive_paths_only_when_it_shows_th
     await gql(client, radius % "address type")
     [read] = _page_reads(statements)
     assert "index_key" not in read and "sensitive_attributes" not in read
-
-
-async def test_a_resource_read_without_attributes_loads_them_when_asked(app, conn) -> None:
-    """A resource built from a row read without attributes (as a page reads it when its
-    query selects none) loads them when a query asks anyway."""
-    await write_version(conn, "g", chain_graph(), actor="test")
-    row = dict(await find_resource(conn, "g", T + "b"))
-    del row["attributes"]
-    [resource] = resources_of([row])
-
-    @strawberry.type
-    class Query:
-        @strawberry.field
-        def resource(self) -> Resource:
-            return resource
-
-    settings = Settings()
-    pool = app.state.pool
-    reader = Principal("test", Role.READ)
-    loaders = GraphLoaders(pool, settings)
-    context = Context(None, None, pool, settings, reader, loaders, None, None)  # type: ignore[arg-type]
-    query = '{ resource { input: attributes(path: ["input"]) attributes } }'
-    result = await strawberry.Schema(query=Query).execute(query, context_value=context)
-    assert result.errors is None
-    assert result.data == {"resource": {"input": "b", "attributes": {"input": "b"}}}
 
 
 def test_the_loaders_go_with_their_request() -> None:

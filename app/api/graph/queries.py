@@ -5,31 +5,23 @@ from strawberry import relay
 
 from app.access import Role
 from app.api.context import Info
-from app.api.graph.types import (
-    RESOURCE_LISTS,
-    BlastRadiusConnection,
+from app.api.graph.blast import BlastRadiusConnection
+from app.api.graph.columns import blast_arguments, blast_keyset
+from app.api.graph.event import Event
+from app.api.graph.inputs import (
     CrossStatesArg,
     Direction,
-    Event,
-    InventoryEntry,
     InventoryGroup,
     MaxDepthArg,
-    Resource,
     ResourceFilter,
-    State,
     StateFilter,
-    StateLink,
-    StatesGraph,
-    StatesGraphLink,
-    blast_arguments,
-    blast_keyset,
-    event_of,
     graph_filter,
-    link_of,
-    prefetch_resources,
-    resources_of,
-    state_of,
 )
+from app.api.graph.links import StateLink, StatesGraph, StatesGraphLink
+from app.api.graph.lists import RESOURCE_LISTS, prefetch_resources
+from app.api.graph.resource import InventoryEntry, Resource
+from app.api.graph.rows import event_of, link_of, resources_of, state_of
+from app.api.graph.state import State
 from app.api.lookahead import selected_below
 from app.api.pagination import (
     DEFAULT_FIRST,

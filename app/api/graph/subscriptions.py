@@ -8,7 +8,8 @@ from collections.abc import AsyncGenerator, Callable
 import strawberry
 
 from app.api.context import Context, Info
-from app.api.graph.types import Event, event_of
+from app.api.graph.event import Event
+from app.api.graph.rows import event_of
 from app.db import Row
 from app.graph.events import may_read_event
 

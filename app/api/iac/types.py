@@ -10,7 +10,8 @@ import strawberry
 from strawberry.scalars import JSON
 
 from app.api.context import Info
-from app.api.graph.types import StateVersion, version_of
+from app.api.graph.rows import version_of
+from app.api.graph.version import StateVersion
 from app.api.policies.types import PolicyFinding
 from app.graph import queries
 from app.iac import plan as iac_plan

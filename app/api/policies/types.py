@@ -6,7 +6,8 @@ from typing import Any
 
 import strawberry
 
-from app.api.graph.types import State, state_of
+from app.api.graph.rows import state_of
+from app.api.graph.state import State
 from app.db import Row
 from app.graph import policies
 
