@@ -30,7 +30,6 @@ from app.api.graph.types import (
     resources_of,
     state_of,
 )
-from app.api.lookahead import selected_below
 from app.api.pagination import (
     DEFAULT_FIRST,
     AfterArg,
@@ -40,7 +39,8 @@ from app.api.pagination import (
     decode_cursor,
     page_args,
 )
-from app.api.prefetch import resolve
+from app.api.runtime.lookahead import selected_below
+from app.api.runtime.prefetch import resolve
 from app.graph import edges, events, inventory, links, queries, resources
 from app.paging import ALL, EMPTY
 

@@ -21,7 +21,6 @@ from strawberry.scalars import JSON
 from app.access import Principal
 from app.api.context import Info
 from app.api.graph.loaders import Blast, Filtered, Hop
-from app.api.lookahead import Selected, descend
 from app.api.pagination import (
     DEFAULT_FIRST,
     AfterArg,
@@ -31,8 +30,9 @@ from app.api.pagination import (
     connection_nodes,
     page_args,
 )
-from app.api.prefetch import ListField, Lists, prefetch_below, resolve
 from app.api.readers.types import StateReaders
+from app.api.runtime.lookahead import Selected, descend
+from app.api.runtime.prefetch import ListField, Lists, prefetch_below, resolve
 from app.db import Row
 from app.errors import BadInput
 from app.graph import across, edges, events, inventory, queries, resources
@@ -769,7 +769,7 @@ def blast_connection(
     )
 
 
-# The list fields of a resource, filled ahead for a whole page (see app/api/prefetch.py).
+# The list fields of a resource, filled ahead for a whole page (see app/api/runtime/prefetch.py).
 RESOURCE_LISTS: Lists = {
     "dependencies": ListField(
         _hop_key(edges.Direction.DEPENDENCIES), _load_hops, connection_nodes, ("edges", "node")
