@@ -33,7 +33,6 @@ import hashlib
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
-import asyncpg
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -73,8 +72,8 @@ LOCK_INFO_LIMIT = 64 * 1024
 MAX_NAME_LENGTH = 512
 
 
-def _pool(request: Request) -> asyncpg.Pool:
-    pool: asyncpg.Pool = request.app.state.pool
+def _pool(request: Request) -> db.Pool:
+    pool: db.Pool = request.app.state.pool
     return pool
 
 
