@@ -1,6 +1,6 @@
 """uvicorn, asyncpg and prometheus-client internals: the httptools protocol app/serving.py
-subclasses, asyncpg's pool app/db.py wraps (made by create_pool) and its private error base, and the
-in-flight gauge read through a function of ours (no private `_value`)."""
+subclasses, asyncpg's pool app/db.py wraps (made by create_pool) and its private error
+base, and the in-flight gauge read through a function of ours (no private `_value`)."""
 
 import asyncio
 from typing import Any
