@@ -30,7 +30,6 @@ import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-import asyncpg
 from starlette.datastructures import Headers
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -105,7 +104,7 @@ class TokenCache:
     It holds the pool it was made with (the app's), so its statements are not the
     request's (tests/api/test_sql_count.py counts those)."""
 
-    def __init__(self, pool: asyncpg.Pool, ttl: float) -> None:
+    def __init__(self, pool: db.Pool, ttl: float) -> None:
         self.pool = pool
         self.ttl = ttl
         self.found: dict[bytes, tuple[float, tokens.Found]] = {}

@@ -89,18 +89,34 @@ async def _reset(conn: asyncpg.Connection) -> None:
         await conn.execute("ROLLBACK")
 
 
-class Pool(asyncpg.Pool):
-    """asyncpg's pool whose `acquire` gives up after `acquire_timeout` seconds
-    (TimeoutError, which `expected` makes a 503) instead of waiting forever, and
-    counts the requests waiting (for /metrics)."""
+class Pool:
+    """The server's connection pool: asyncpg's, made by `asyncpg.create_pool`, whose
+    `acquire` here gives up after `acquire_timeout` seconds (TimeoutError, which
+    `expected` makes a 503) instead of waiting forever, counts the requests waiting
+    (for /metrics), and tells `outage` when work goes through again."""
 
-    def __init__(self, *args: Any, acquire_timeout: float | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, pool: asyncpg.Pool, acquire_timeout: float | None) -> None:
+        self.pool = pool  # asyncpg's own
         self.acquire_timeout = acquire_timeout
         self.waiting = 0
 
-    def acquire(self, *, timeout: float | None = None) -> "_Acquire":  # type: ignore[override]
+    def acquire(self, *, timeout: float | None = None) -> "_Acquire":
         return _Acquire(self, self.acquire_timeout if timeout is None else timeout)
+
+    async def release(self, conn: Any) -> None:  # asyncpg's proxy of a Connection
+        await self.pool.release(conn)
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+    def get_size(self) -> int:
+        return self.pool.get_size()
+
+    def get_idle_size(self) -> int:
+        return self.pool.get_idle_size()
+
+    def get_max_size(self) -> int:
+        return self.pool.get_max_size()
 
 
 class _Acquire:
@@ -113,7 +129,7 @@ class _Acquire:
         self.began = time.monotonic()
         self.pool.waiting += 1
         try:
-            self.conn = await asyncpg.Pool.acquire(self.pool, timeout=self.timeout)
+            self.conn = await self.pool.pool.acquire(timeout=self.timeout)
         finally:
             self.pool.waiting -= 1
         return cast(asyncpg.Connection, self.conn)
@@ -134,7 +150,7 @@ async def create_pool(
     max_size: int = 10,
     acquire_timeout: float | None = None,
 ) -> Pool:
-    pool = Pool(
+    pool = await asyncpg.create_pool(
         url,
         min_size=min_size,
         max_size=max_size,
@@ -142,24 +158,21 @@ async def create_pool(
         max_inactive_connection_lifetime=300.0,
         init=init_connection,
         reset=_reset,
-        loop=None,
         connection_class=asyncpg.Connection,
         record_class=asyncpg.Record,
-        acquire_timeout=acquire_timeout,
         # JIT compiles a statement the planner prices high (a blast-radius walk) for
         # ~0.6 s, longer than running it: not worth it for a server's short queries.
         server_settings={"statement_timeout": str(statement_timeout_ms), "jit": "off"},
     )
-    await pool
-    return pool
+    return Pool(pool, acquire_timeout)
 
 
 @contextlib.asynccontextmanager
-async def connection(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
+async def connection(pool: Pool) -> AsyncIterator[asyncpg.Connection]:
     """A connection of `pool` for the block. asyncpg lends a proxy that forwards every call
     to the Connection; it is typed as that Connection, which domain functions take."""
     async with pool.acquire() as proxy:
-        yield cast(asyncpg.Connection, proxy)
+        yield proxy
 
 
 # Failures of the database rather than of the request: the client may retry.

@@ -6,16 +6,16 @@ numbers (Terraform's own `v3-bigint` test state), so any document holding a
 run of 19+ digits takes the exact stdlib path instead.
 """
 
-import contextlib
-import gc
 import json
 import math
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
+
+from app.process import gc_paused as gc_paused  # also imported from here (app.graph.store)
 
 # Digits to "0", everything else to ".": a run of 19 digits is then a plain
 # substring search, ten times faster than a regex over a 100 MB body.
@@ -40,19 +40,6 @@ def _default(value: Any) -> Any:
     if value is JSON_NULL:
         return None
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while building many objects from one document."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def has_long_digit_run(raw: bytes) -> bool:

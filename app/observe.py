@@ -8,10 +8,8 @@ handler took into one logged traceback (with the id), one count, and a JSON
 500 with `Connection: close`: the connection may be in any state after a bug.
 """
 
-import asyncio
 import contextvars
 import copy
-import gc
 import logging
 import re
 import threading
@@ -102,24 +100,6 @@ IN_FLIGHT = InFlight()
 Gauge(
     "infragraph_http_requests_in_flight", "HTTP requests being answered now.", registry=REGISTRY
 ).set_function(lambda: IN_FLIGHT.value)
-# Young generations are collected by count as usual; a full collection walks every
-# live object (millions while large answers are built), holding the GIL for
-# seconds, health thread included: it runs when no request is in flight, or at
-# least every FULL_COLLECTION_S under constant load.
-GC_THRESHOLDS = (100_000, 50, 1_000_000_000)
-FULL_COLLECTION_S = 60.0
-_IDLE_CHECK_S = 1.0
-
-
-async def collect_when_idle() -> None:
-    """Full garbage collections at quiet moments (see GC_THRESHOLDS); runs until cancelled."""
-    last = time.monotonic()
-    while True:
-        await asyncio.sleep(_IDLE_CHECK_S)
-        overdue = time.monotonic() - last > FULL_COLLECTION_S
-        if gc.get_count()[2] and (IN_FLIGHT.value == 0 or overdue):
-            gc.collect()
-            last = time.monotonic()
 
 
 def metrics_text(pool: Any) -> bytes:

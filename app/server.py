@@ -27,7 +27,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from app import crypto, db, tokens
+from app import crypto, db, process, tokens
 from app.api.app import graphql_routes
 from app.api.iac.routes import routes as iac_routes
 from app.auth import AuthMiddleware, TokenCache
@@ -39,7 +39,7 @@ from app.errors import AppError
 from app.framing import FramingHeaders
 from app.graph.notify import EventFeed
 from app.http import error_response, json_response
-from app.observe import UNAVAILABLE, RequestMiddleware, collect_when_idle, metrics_text
+from app.observe import IN_FLIGHT, UNAVAILABLE, RequestMiddleware, metrics_text
 from app.oidc import config as oidc_config
 from app.oidc.routes import routes as oidc_routes
 from app.oidc.verify import Verifier
@@ -185,7 +185,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             cache.oidc = Verifier(issuers)
         app.state.token_watch = watch = TokenWatch(pool, cache)
         app.state.pool = pool
-        collector = asyncio.create_task(collect_when_idle())
+        collector = asyncio.create_task(process.collect_when_idle(lambda: IN_FLIGHT.value))
         expiries = asyncio.create_task(watch.record_expiries(), name="token expiries")
         try:
             async with (
@@ -215,7 +215,10 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             *_health_routes(),
             Route("/metrics", metrics),
             *plan_routes(),  # before the backend's: /states/{name}/plans
-            *backend_routes(),
+            # a state write's GC pause and allocator trim: the process's (app.process)
+            *backend_routes(
+                [Middleware(process.StateWrites, large_write_bytes=settings.large_write_bytes)]
+            ),
             *iac_routes(),
             *graphql_routes(settings),
             *dashboard_routes(),

@@ -22,7 +22,6 @@ the GIL being handed over every few milliseconds.
 
 import asyncio
 import functools
-import gc
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -30,9 +29,9 @@ from typing import Any
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from app import db, malloc
+from app import db, process
 from app.config import Settings
-from app.observe import GC_THRESHOLDS, log_config
+from app.observe import log_config
 from app.server import create_app, health_app
 
 REFUSED_LINGER_S = 1.0
@@ -171,11 +170,10 @@ def _serve_health(url: str, host: str, port: int) -> uvicorn.Server:
 
 
 def run(settings: Settings, host: str, port: int) -> None:
-    malloc.limit_arenas()  # before any thread allocates
+    process.tune()  # before any thread allocates
     # Resolve the database first: an embedded server starts here, in the main process.
     url = db.database_url(settings)
     app = create_app(settings, database_url=url)
-    gc.set_threshold(*GC_THRESHOLDS)  # full collections when idle: app.observe
     limits = HttpLimits(
         max_header_bytes=settings.max_header_bytes,
         max_headers=settings.max_headers,

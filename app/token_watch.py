@@ -19,8 +19,6 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 
-import asyncpg
-
 from app import db, tokens
 from app.access import ANONYMOUS, Principal
 from app.auth import TokenCache
@@ -39,7 +37,7 @@ Gone = Callable[[], None]
 
 
 class TokenWatch:
-    def __init__(self, pool: asyncpg.Pool, cache: TokenCache) -> None:
+    def __init__(self, pool: db.Pool, cache: TokenCache) -> None:
         self.pool = pool
         self.cache = cache
         self.watchers: defaultdict[str, set[Gone]] = defaultdict(set)

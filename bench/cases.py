@@ -19,9 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import asyncpg
-
-from app import paging
+from app import db, paging
 from app.api.pagination import decode_cursor
 from app.catalog.scopes import create_scope
 from app.config import Settings
@@ -65,7 +63,7 @@ TINY = Size(200, 600, 1, 50, 20, 3, 3, 40, 3, 20, 4, 60)
 @dataclass
 class Env:
     http: Client  # to the live server
-    pool: asyncpg.Pool  # to the same database
+    pool: db.Pool  # to the same database
     server_pid: int
     size: Size
     database_url: str  # of that database (for a second server)

@@ -15,8 +15,8 @@ from app.api import cost
 from app.api.catalog.loaders import CatalogLoaders
 from app.api.context import Context
 from app.api.graph.loaders import GraphLoaders
-from app.api.limits import EXTENSIONS, CostLimit
 from app.api.rationed import share
+from app.api.runtime.limits import EXTENSIONS, CostLimit
 from app.api.schema import Schema, schema
 from app.config import Settings
 from app.jsonutil import dumps

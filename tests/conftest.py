@@ -103,14 +103,14 @@ async def own_database(admin_url: str) -> AsyncIterator[str]:
 
 
 @pytest.fixture(scope="session")
-async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
+async def pool(database_url: str) -> AsyncIterator[db.Pool]:
     pool = await db.create_pool(database_url, min_size=1, max_size=8)
     yield pool
     await pool.close()
 
 
 @pytest.fixture
-async def conn(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
+async def conn(pool: db.Pool) -> AsyncIterator[asyncpg.Connection]:
     """A connection to an emptied database."""
     async with pool.acquire() as connection:
         await truncate_all(connection)

@@ -1,11 +1,10 @@
 """One glob dialect (app/globs.py) for prune, tokens and policies: all three select the
 same names for every glob, policies and tokens as PostgreSQL evaluates them."""
 
-import asyncpg
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app import globs
+from app import db, globs
 from app.access import Principal, Role
 from app.graph.retention import glob_matches
 
@@ -43,7 +42,7 @@ def test_the_dialect_by_example() -> None:
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 async def test_prune_tokens_and_policies_agree(
-    pool: asyncpg.Pool, pattern: str, candidates: list[str]
+    pool: db.Pool, pattern: str, candidates: list[str]
 ) -> None:
     by_prune = set(glob_matches(candidates, pattern))
     token = Principal("t", Role.READ, (pattern,))

@@ -8,7 +8,7 @@ where the browser cannot reach it, falls back to the server's own console
 Bodies and JSON variables are read by `app.jsonutil.read` (its limits) and
 refused past `max_graphql_bytes` (413, before or while they stream in); an
 answer past MAX_RESPONSE_BYTES is replaced by a LIMIT_EXCEEDED error (the cost
-limit of app.api.limits keeps answers far below it: this is the backstop).
+limit of app.api.runtime.limits keeps answers far below it: this is the backstop).
 
 A client whose Accept asks for `application/graphql-response+json` is answered in that
 media type, a request that fails before execution with 400 and no `data` (app.api.media);
@@ -43,13 +43,13 @@ from app import db, jsonutil
 from app.access import UNVERIFIED
 from app.api.context import Context, make_context
 from app.api.errors import coded
-from app.api.limits import LIMIT_EXCEEDED
 from app.api.media import (
     GRAPHQL_RESPONSE,
     REQUEST_ERROR_STATUS,
     is_request_error,
     response_media_type,
 )
+from app.api.runtime.limits import LIMIT_EXCEEDED
 from app.api.schema import schema
 from app.api.ws import CONNECTION_INIT_WAIT, TextWebSocket, WatchedHandler
 from app.auth import identify

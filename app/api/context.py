@@ -27,7 +27,7 @@ T = TypeVar("T")
 class Context:
     request: HTTPConnection  # a Request, or the WebSocket of a subscription
     response: Response | WebSocket
-    pool: asyncpg.Pool  # the request's share of the server's (app.api.rationed)
+    pool: db.Pool  # the request's share of the server's (app.api.rationed)
     settings: Settings
     principal: Principal  # who is asking, as the auth middleware found them (app.access)
     graph: GraphLoaders

@@ -7,7 +7,7 @@ extension.
 Expected failures, classified by type: the domains' `AppError`s (their
 code), a database failure (app.db.expected: UNAVAILABLE, LIMIT_EXCEEDED or
 BAD_INPUT), a request the schema rejects (BAD_INPUT, or the LIMIT_EXCEEDED
-its limit rules put in the error's extensions, app.api.limits). Anything
+its limit rules put in the error's extensions, app.api.runtime.limits). Anything
 else is logged with its traceback and answered as INTERNAL_SERVER_ERROR
 without its message (which may leak internals).
 """
@@ -19,7 +19,7 @@ from graphql import GraphQLError
 from strawberry.relay import GlobalIDValueError
 
 from app import db
-from app.api.limits import LIMIT_EXCEEDED, over_token_limit
+from app.api.runtime.limits import LIMIT_EXCEEDED, over_token_limit
 from app.errors import AppError
 from app.observe import UNAVAILABLE, UNEXPECTED, request_id
 

@@ -20,7 +20,7 @@ A = TypeVar("A", bound=Hashable)
 
 
 def by_key(
-    pool: asyncpg.Pool,
+    pool: db.Pool,
     fetch: Callable[[asyncpg.Connection, list[K]], Awaitable[Mapping[K, V]]],
     default: Any = None,
 ) -> DataLoader[K, Any]:
@@ -35,7 +35,7 @@ def by_key(
 
 
 def paged(
-    pool: asyncpg.Pool,
+    pool: db.Pool,
     fetch: Callable[[asyncpg.Connection, list[Any], A], Awaitable[Mapping[Any, Page[Any]]]],
 ) -> DataLoader[tuple[Any, A], Page[Any]]:
     """Loads one page per (owner, args) key; the owners sharing args share a statement.

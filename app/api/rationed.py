@@ -13,13 +13,12 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any, cast
 
-import asyncpg
-
+from app import db
 from app.api import cost
 
 
 class _Share:
-    def __init__(self, pool: asyncpg.Pool, connections: int) -> None:
+    def __init__(self, pool: db.Pool, connections: int) -> None:
         self._pool = pool
         self._slots = asyncio.Semaphore(connections)
 
@@ -36,6 +35,6 @@ class _Share:
         return getattr(self._pool, name)
 
 
-def share(pool: asyncpg.Pool, connections: int) -> asyncpg.Pool:
+def share(pool: db.Pool, connections: int) -> db.Pool:
     """`pool` as one request sees it (typed as the pool: `acquire` is what it is used for)."""
-    return cast(asyncpg.Pool, _Share(pool, connections))
+    return cast(db.Pool, _Share(pool, connections))

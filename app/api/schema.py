@@ -16,19 +16,19 @@ from app.api.access import guard
 from app.api.catalog.mutations import CatalogMutation
 from app.api.catalog.queries import CatalogQuery
 from app.api.errors import coded, log_unexpected
-from app.api.execution import PlainFieldsExecutionContext
 from app.api.graph.mutations import GraphMutation
 from app.api.graph.queries import GraphQuery
 from app.api.graph.subscriptions import GraphSubscription
 from app.api.iac.mutations import IacMutation
 from app.api.iac.queries import IacQuery
-from app.api.limits import EXTENSIONS
 from app.api.plans.mutations import PlansMutation
 from app.api.plans.queries import PlansQuery
 from app.api.policies.mutations import PolicyMutation
 from app.api.policies.queries import PolicyQuery
 from app.api.readers.mutations import ReadersMutation
 from app.api.readers.queries import ReadersQuery
+from app.api.runtime.execution import PlainFieldsExecutionContext
+from app.api.runtime.limits import EXTENSIONS
 from app.api.tokens.mutations import TokenMutation
 from app.api.tokens.queries import TokenQuery
 from app.api.webhooks.mutations import WebhookMutation

@@ -30,16 +30,16 @@ import base64
 import contextlib
 import dataclasses
 import hashlib
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
-import asyncpg
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from app import db, malloc
+from app import db
 from app.access import IAC_PREFIX, Principal, Role
 from app.auth import principal
 from app.backend.protocol import (
@@ -63,7 +63,6 @@ from app.graph import locks, raw, readers
 from app.graph.raw import Body
 from app.graph.store import Written
 from app.http import declared_length, json_response
-from app.jsonutil import gc_paused
 from app.observe import IMPORT_BYTES, LARGE_WRITES_REFUSED, LOCK_CONFLICTS, STATE_WRITES
 from app.readers import Read, state_read
 from app.tfstate import StateError
@@ -73,8 +72,8 @@ LOCK_INFO_LIMIT = 64 * 1024
 MAX_NAME_LENGTH = 512
 
 
-def _pool(request: Request) -> asyncpg.Pool:
-    pool: asyncpg.Pool = request.app.state.pool
+def _pool(request: Request) -> db.Pool:
+    pool: db.Pool = request.app.state.pool
     return pool
 
 
@@ -142,8 +141,6 @@ class WriteSlots:
             yield
         finally:
             self.busy -= 1
-            if not self.busy:  # what large writes freed goes back to the system
-                malloc.trim()
 
 
 def _write_slot(request: Request) -> contextlib.AbstractContextManager[None]:
@@ -159,12 +156,9 @@ async def post_state(request: Request, name: str) -> Response:
     settings = request.app.state.settings
     with _write_slot(request):
         body = await receive_body(request, settings.max_state_bytes, settings.large_write_bytes)
-        # A parsed state is millions of objects that form no cycle: with the cyclic GC off
-        # until they are freed (when _write returns), no collection walks them, which would
-        # cost more than half as much as parsing them.
+        # the cyclic GC is off from here until the answer (app.process.StateWrites)
         try:
-            with gc_paused():
-                written = await _write(request, name, body, lock_id)
+            written = await _write(request, name, body, lock_id)
         finally:
             body.close()
     STATE_WRITES.labels("created" if written.created else "retried").inc()
@@ -325,5 +319,6 @@ class _StatesApp:
         await response(scope, receive, send)
 
 
-def routes() -> list[Route]:
-    return [Route("/states/{name:path}", _StatesApp())]
+def routes(middleware: Sequence[Middleware] = ()) -> list[Route]:
+    """The state routes, inside `middleware` (the process's tuning, from app.server)."""
+    return [Route("/states/{name:path}", _StatesApp(), middleware=middleware)]

@@ -285,7 +285,7 @@ async def raw_version(
     return dataclasses.replace(version, body=body)
 
 
-async def stream_raw(pool: asyncpg.Pool, version: RawVersion) -> AsyncIterator[bytes]:
+async def stream_raw(pool: db.Pool, version: RawVersion) -> AsyncIterator[bytes]:
     """The bytes of `version`, a piece at a time; no connection is held between pieces
     (so none while the client reads). Raises when the version is deleted meanwhile."""
     for start, stop in version.pieces():

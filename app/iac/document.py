@@ -80,7 +80,8 @@ from app.iac.rules import (
     LineRule,
     fits,
 )
-from app.jsonutil import JsonInputError, gc_paused, read
+from app.jsonutil import JsonInputError, read
+from app.process import gc_paused
 
 _BOM: Final = b"\xef\xbb\xbf"
 _ALL_KINDS: Final = ("header", *RESOURCE_KINDS, "record")

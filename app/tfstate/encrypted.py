@@ -20,7 +20,7 @@ import binascii
 from dataclasses import dataclass
 from typing import Any
 
-from app.jsonutil import gc_paused
+from app.process import gc_paused
 from app.tfstate.parse import (
     NormalizedState,
     StateError,

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from app.errors import BadInput
-from app.jsonutil import JSON_NULL, JsonInputError, gc_paused, read
+from app.jsonutil import JSON_NULL, JsonInputError, read
+from app.process import gc_paused
 from app.tfstate.address import instance_address, module_config_path, resource_key
 
 MODES = ("managed", "data")

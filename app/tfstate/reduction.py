@@ -17,7 +17,7 @@ edges elsewhere.
 
 from collections.abc import Sequence
 
-from app.jsonutil import gc_paused
+from app.process import gc_paused
 
 Edge = tuple[int, int]
 

@@ -22,7 +22,8 @@ from typing import Any, NamedTuple, cast
 
 import orjson
 
-from app.jsonutil import dumps, gc_paused
+from app.jsonutil import dumps
+from app.process import gc_paused
 from app.tfstate.parse import (
     DocumentHead,
     InstanceRow,

@@ -84,7 +84,7 @@ class Ended:
 class Worker:
     def __init__(
         self,
-        pool: asyncpg.Pool,
+        pool: db.Pool,
         database_url: str,
         settings: WebhookSettings,
         *,
@@ -329,7 +329,7 @@ def base_url(servers: "Sequence[Server]") -> str:
 
 
 def worker_running(
-    pool: asyncpg.Pool, database_url: str, settings: "Settings"
+    pool: db.Pool, database_url: str, settings: "Settings"
 ) -> AbstractAsyncContextManager[Any]:
     """The process's worker for the block (none with INFRAGRAPH_WEBHOOK_WORKER=0)."""
     if not settings.webhooks.worker:

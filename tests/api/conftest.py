@@ -9,7 +9,7 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from app import tokens
+from app import db, tokens
 from app.access import Role
 from app.config import Settings
 from app.server import create_app
@@ -123,7 +123,7 @@ _ASYNCPG_INTERNAL = (
 class CountingPool:
     """Stands in for the app's pool and records every statement the app runs through it."""
 
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: db.Pool) -> None:
         self.pool = pool
         self.statements: list[str] = []
 

@@ -62,7 +62,7 @@ async def _states(client) -> None:
 
 
 # The cursor goes into the text: a variable in a list argument below a list of resources
-# fails in app/api/lookahead.py with graphql-core 3.3 (variable_values is no longer a dict).
+# fails in app/api/runtime/lookahead.py with graphql-core 3.3 (variable_values is no longer a dict).
 RADIUS = """{ resources(first: 1, filter: {state: "team/net"}) {
   edges { node { blastRadius(crossStates: true, first: 3, after: AFTER) {
     totalCount pageInfo { hasNextPage endCursor }

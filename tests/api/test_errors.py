@@ -5,7 +5,7 @@ import logging
 import httpx
 import pytest
 
-from app.api.limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS
+from app.api.runtime.limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS
 from app.config import Settings
 from app.graph.store import write_version
 from app.server import create_app

@@ -13,7 +13,7 @@ import pytest
 import strawberry
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
-from app.api.execution import PlainFieldsExecutionContext, _plain
+from app.api.runtime.execution import PlainFieldsExecutionContext, _plain
 from app.api.schema import schema as app_schema
 
 

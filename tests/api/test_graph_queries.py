@@ -297,7 +297,7 @@ async def test_node_ids(client, conn) -> None:
 
 async def test_variables_in_the_arguments_of_prefetched_lists(client, conn) -> None:
     # the lists below `resources` are loaded for the whole page from the query's
-    # selection (app/api/lookahead.py), their arguments read from the variables
+    # selection (app/api/runtime/lookahead.py), their arguments read from the variables
     await write_version(conn, "vars", _app_state(1), actor="test")
     query = """query($n: Int!, $way: Direction!) {
       resources(first: 5, filter: {addressPrefix: "aws_vpc"}) { edges { node {

@@ -5,8 +5,8 @@ clients keep a 200 for every GraphQL answer."""
 import httpx
 import pytest
 
-from app.api.limits import MAX_ALIASES
 from app.api.media import GRAPHQL_RESPONSE, JSON, response_media_type
+from app.api.runtime.limits import MAX_ALIASES
 from app.graph.store import write_version
 from tests.graph.states import chain_graph
 from tests.live_server import server_fixture

@@ -9,11 +9,11 @@ from strawberry.types import ExecutionResult
 
 from app.access import Principal, Role
 from app.api.context import Context
-from app.api.execution import PlainFieldsExecutionContext
 from app.api.graph.columns import UnloadedColumn
 from app.api.graph.loaders import GraphLoaders
 from app.api.graph.resource import Resource
 from app.api.graph.rows import resource_of, resources_of
+from app.api.runtime.execution import PlainFieldsExecutionContext
 from app.config import Settings
 from app.graph import edges
 from app.graph.resources import find_resource

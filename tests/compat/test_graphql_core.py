@@ -1,4 +1,4 @@
-"""graphql-core internals app/api/execution.py, lookahead.py and limits.py rely on:
+"""graphql-core internals app/api/runtime/execution.py, lookahead.py and limits.py rely on:
 the executor's methods it overrides or calls, FieldDetailsList, argument values."""
 
 from typing import Any

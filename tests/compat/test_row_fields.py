@@ -1,15 +1,15 @@
 """What app/api/graph/columns.py relies on: a Strawberry field whose dataclass field is
 kept out of the constructor (`init` False, as Strawberry does for a field with a
 resolver) is still a basic field, read by getattr, so a property of a base class answers
-it, and the plain-field execution (app/api/execution.py) reads it too."""
+it, and the plain-field execution (app/api/runtime/execution.py) reads it too."""
 
 from typing import Any
 
 import strawberry
 from graphql import GraphQLSchema
 
-from app.api.execution import PlainFieldsExecutionContext
 from app.api.graph.columns import row_field
+from app.api.runtime.execution import PlainFieldsExecutionContext
 from tests.compat.hooks import require
 
 

@@ -1,6 +1,6 @@
 """uvicorn, asyncpg and prometheus-client internals: the httptools protocol app/serving.py
-subclasses, asyncpg's Pool app/db.py subclasses and its private error base, and the
-in-flight gauge read through a function of ours (no private `_value`)."""
+subclasses, asyncpg's pool app/db.py wraps (made by create_pool) and its private error
+base, and the in-flight gauge read through a function of ours (no private `_value`)."""
 
 import asyncio
 from typing import Any
@@ -59,11 +59,11 @@ def test_the_httptools_protocol_keeps_its_transport_flow_and_loop() -> None:
     protocol.timeout_keep_alive_task and protocol.timeout_keep_alive_task.cancel()
 
 
-async def test_the_pool_subclass_acquires_and_counts(database_url: str) -> None:
+async def test_the_wrapped_pool_acquires_and_counts(database_url: str) -> None:
     parameters("asyncpg:Pool.acquire", ["timeout"])
     pool = await db.create_pool(database_url, max_size=1, acquire_timeout=5)
     try:
-        require(isinstance(pool, asyncpg.Pool), "asyncpg.Pool", "not subclassed")
+        require(isinstance(pool.pool, asyncpg.Pool), "asyncpg.create_pool", "made no Pool")
         async with pool.acquire() as conn:
             require(await conn.fetchval("SELECT 1") == 1, "asyncpg.Pool.acquire", "no answer")
             try:  # an argument asyncpg cannot encode: a DataError, app.db's 400

@@ -8,7 +8,7 @@ import strawberry
 from graphql import GraphQLSchema, specified_rules
 from graphql import parse as parse_document
 
-from app.api.limits import Validated
+from app.api.runtime.limits import Validated
 from app.api.schema import schema as app_schema
 from tests.compat.hooks import attribute, parameters, require
 
@@ -41,7 +41,7 @@ async def test_a_resolver_reads_the_raw_info() -> None:
 
     result = await strawberry.Schema(Query).execute("{ here }")
     require(result.data == {"here": 1}, "strawberry.Schema.execute", str(result))
-    # what app/api/lookahead.py reads of it
+    # what app/api/runtime/lookahead.py reads of it
     for name in ("field_nodes", "return_type", "variable_values", "fragments", "schema"):
         require(hasattr(seen[0], name), "strawberry.Info._raw_info", f"has no {name}")
     require(isinstance(seen[0].schema, GraphQLSchema), "GraphQLResolveInfo.schema", "moved")
@@ -71,7 +71,7 @@ def test_the_http_view_hooks() -> None:
 
 
 async def test_validation_runs_once_through_our_cached_hook() -> None:
-    """app/api/limits.py's Validated sets `pre_execution_errors` in `on_validate`
+    """app/api/runtime/limits.py's Validated sets `pre_execution_errors` in `on_validate`
     before yielding, through ValidationCache's `cached_validate_document`, and
     Strawberry then skips its own validation."""
     validated = Validated()

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from app import db
 from app.graph.raw import (
     MAX_CHUNK,
     MIN_CHUNK,
@@ -80,7 +81,7 @@ async def _add_version(
         )
 
 
-async def _read_all(pool: asyncpg.Pool, conn: asyncpg.Connection, name: str) -> bytes:
+async def _read_all(pool: db.Pool, conn: asyncpg.Connection, name: str) -> bytes:
     version = await raw_version(conn, name)
     assert version is not None
     if version.body is not None:

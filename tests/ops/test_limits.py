@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 import httpx
 import pytest
 
-from app.api.limits import MAX_NODES
+from app.api.runtime.limits import MAX_NODES
 from app.graph.store import write_version
 from app.jsonutil import dumps
 from bench.generate import generate_state
@@ -61,7 +61,7 @@ async def test_the_nested_fan_out_is_refused_before_it_runs(client, conn, statem
 def test_the_estimate_multiplies_first_along_lists(query: str, variables: dict, nodes: int) -> None:
     from graphql import parse
 
-    from app.api.limits import estimated_nodes
+    from app.api.runtime.limits import estimated_nodes
     from app.api.schema import schema
 
     assert estimated_nodes(schema._schema, parse(query), None, variables) == nodes

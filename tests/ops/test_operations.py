@@ -13,7 +13,6 @@ import sys
 import zipfile
 from pathlib import Path
 
-import asyncpg
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -46,7 +45,7 @@ async def test_readyz_reports_pending_migrations(client, app, conn) -> None:
 
 async def test_health_does_not_wait_for_the_request_pool(client, app, conn) -> None:
     pool = app.state.pool
-    held = [await asyncpg.Pool.acquire(pool) for _ in range(pool.get_max_size())]
+    held = [await pool.pool.acquire() for _ in range(pool.get_max_size())]
     try:
         assert (await client.get("/readyz")).status_code == 200
         # the request pool is exhausted: a request waits pool_timeout_s, then 503

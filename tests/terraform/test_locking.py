@@ -9,9 +9,9 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-import asyncpg
 import pytest
 
+from app import db
 from tests.backend.helpers import events
 from tests.live_server import LiveServer
 from tests.terraform.conftest import ADMIN, gate
@@ -38,16 +38,17 @@ async def _until(check: Callable[[], Awaitable[T | None]], what: str) -> T:
     return await wait_until(check, what, within=120, interval=0.1)
 
 
-async def _lock_taken_by(pool: asyncpg.Pool, process: asyncio.subprocess.Process) -> str:
+async def _lock_taken_by(pool: db.Pool, process: asyncio.subprocess.Process) -> str:
     """The ID of the lock `process` (an apply in the background) has taken."""
 
     async def held() -> str | None:
         assert process.returncode is None, "the apply ended before taking the lock"
-        return await pool.fetchval(
-            """SELECT l.lock_id FROM state_locks l JOIN states s ON s.id = l.state_id
-               WHERE s.name = $1""",
-            STATE,
-        )
+        async with pool.acquire() as conn:
+            return await conn.fetchval(
+                """SELECT l.lock_id FROM state_locks l JOIN states s ON s.id = l.state_id
+                   WHERE s.name = $1""",
+                STATE,
+            )
 
     return await _until(held, "the apply to take the lock")
 

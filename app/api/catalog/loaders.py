@@ -8,6 +8,7 @@ from typing import Any
 import asyncpg
 from strawberry.dataloader import DataLoader
 
+from app import db
 from app.api.loaders import by_key, paged
 from app.api.pagination import PageArgs
 from app.catalog import records, resources
@@ -42,7 +43,7 @@ async def _by_id(conn: asyncpg.Connection, keys: list[KindKey]) -> dict[KindKey,
 class CatalogLoaders:
     """Each loader is built on first use within the request."""
 
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: db.Pool) -> None:
         self.pool = pool
 
     @cached_property

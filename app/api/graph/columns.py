@@ -4,7 +4,7 @@ A page of resources reads each row's ROW_COLUMNS (app/graph/resources.py). A bla
 radius page leaves out the rest when its query does not show them, decoding them being
 most of a page's cost: the JSON_COLUMNS (index key, sensitive paths) unless its
 resources show them or their attributes, the attributes unless they are selected.
-`blast_key` makes that choice from the query's selection (app/api/lookahead.py), before
+`blast_key` makes that choice from the query's selection (app/api/runtime/lookahead.py), before
 any resolver runs.
 
 Resource's fields read those columns through `ResourceRow.column`, the one place that
@@ -23,8 +23,8 @@ from typing import Any
 import strawberry
 
 from app.api.graph.loaders import Blast
-from app.api.lookahead import Selected, descend
 from app.api.pagination import page_args
+from app.api.runtime.lookahead import Selected, descend
 from app.db import Row
 from app.graph import across, edges
 from app.paging import Keyset
@@ -59,7 +59,7 @@ class ResourceRow:
 class ResourceColumns:
     """Resource's fields of the columns a page may leave out, read from its row.
 
-    They are plain GraphQL fields (no resolver: app/api/execution.py reads them as
+    They are plain GraphQL fields (no resolver: app/api/runtime/execution.py reads them as
     attributes, a page of resources at a time). Resource declares them with `row_field`,
     which keeps them out of its constructor, so that these properties answer them.
     """

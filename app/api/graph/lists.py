@@ -1,5 +1,5 @@
 """The list fields of a resource (dependencies, dependents, blastRadius), filled ahead
-for a whole page of resources at once (see app/api/prefetch.py)."""
+for a whole page of resources at once (see app/api/runtime/prefetch.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from app.api.context import Info
 from app.api.graph import rows
 from app.api.graph.columns import blast_key
 from app.api.graph.loaders import Blast, Hop
-from app.api.lookahead import Selected
 from app.api.pagination import Connection, connection, connection_nodes, page_args
-from app.api.prefetch import ListField, Lists, prefetch_below
+from app.api.runtime.lookahead import Selected
+from app.api.runtime.prefetch import ListField, Lists, prefetch_below
 from app.graph import edges
 from app.paging import Page
 

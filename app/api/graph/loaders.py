@@ -14,6 +14,7 @@ from uuid import UUID
 import asyncpg
 from strawberry.dataloader import DataLoader
 
+from app import db
 from app.api.loaders import by_key, paged
 from app.api.pagination import PageArgs
 from app.config import Settings
@@ -50,7 +51,7 @@ class GraphLoaders:
     """Each loader is built on first use within the request (most use one or two)."""
 
     def __init__(
-        self, pool: asyncpg.Pool, settings: Settings, readable: list[str] | None = None
+        self, pool: db.Pool, settings: Settings, readable: list[str] | None = None
     ) -> None:
         self.pool = pool
         self.readable = readable  # the caller's patterns (app.access): links and walks

@@ -22,7 +22,6 @@ from app.api.graph.lists import RESOURCE_LISTS, prefetch_resources
 from app.api.graph.resource import InventoryEntry, Resource
 from app.api.graph.rows import event_of, link_of, resources_of, state_of
 from app.api.graph.state import State
-from app.api.lookahead import selected_below
 from app.api.pagination import (
     DEFAULT_FIRST,
     AfterArg,
@@ -32,7 +31,8 @@ from app.api.pagination import (
     decode_cursor,
     page_args,
 )
-from app.api.prefetch import resolve
+from app.api.runtime.lookahead import selected_below
+from app.api.runtime.prefetch import resolve
 from app.graph import edges, events, inventory, links, queries, resources
 from app.paging import ALL, EMPTY
 

@@ -20,7 +20,7 @@ from app.api.graph.inputs import CrossStatesArg, Direction, MaxDepthArg, Resourc
 from app.api.graph.nodes import load_nodes, parse_resource_id
 from app.api.graph.refs import StateRef, StateVersionRef
 from app.api.pagination import DEFAULT_FIRST, AfterArg, Connection, FirstArg, connection, page_args
-from app.api.prefetch import resolve
+from app.api.runtime.prefetch import resolve
 from app.graph import edges, resources
 from app.graph import history as graph_history
 

@@ -5,7 +5,6 @@ last-applied spec (iac.md, "State"); an unknown scope is a 404 JSON error, and s
 scope the token does not touch (app.access).
 """
 
-import asyncpg
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -18,7 +17,7 @@ from app.iac import service
 
 
 async def iac_state(request: Request) -> Response:
-    pool: asyncpg.Pool = request.app.state.pool
+    pool: db.Pool = request.app.state.pool
     system = request.query_params.get("system") or None
     slug = request.path_params["scope"]
     if not principal(request).may_touch_scope(slug):

@@ -1,13 +1,13 @@
 """`infragraph impact --state NAME plan.json`: what a Terraform plan touches, from the
-server's graph (POST /states/{name}/plans), a command of app/cli.py. Exit 0, or 1 when
-a finding is at or above --fail-on (or the server refuses), 2 usage."""
+server's graph (POST /states/{name}/plans). Exit 0, or 1 when a finding is at or above
+--fail-on (or the server refuses), 2 usage."""
 
 import sys
 from typing import Any
 
 import click
 
-from app.cli import _client, _fail, _json, _read, main
+from app.cli.common import client, fail, json_text, read
 from app.client import Refused
 from app.plans.report import SEVERITIES, worst
 
@@ -34,7 +34,7 @@ def render_text(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@main.command(help="What a Terraform plan (`terraform show -json`) changes, reaches, breaks.")
+@click.command(help="What a Terraform plan (`terraform show -json`) changes, reaches, breaks.")
 @click.option("--state", "state", required=True, help="The state the plan is of.")
 @click.argument("file")
 @click.option("--format", "form", type=click.Choice(["text", "markdown", "json"]), default="text")
@@ -45,11 +45,11 @@ def render_text(report: dict[str, Any]) -> str:
 )
 def impact(state: str, file: str, form: str, fail_on: str | None) -> None:
     try:
-        report = _client().state("POST", f"{state}/plans", _read(file))
+        report = client().state("POST", f"{state}/plans", read(file))
     except Refused as error:
-        _fail(error)
+        fail(error)
     if form == "json":
-        click.echo(_json(report))
+        click.echo(json_text(report))
     elif form == "markdown":
         click.echo(report["markdown"])
     else:

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from graphql import GraphQLError
 
 from app.api.context import Info
-from app.api.lookahead import Selected, descend, selected_below, selected_here
+from app.api.runtime.lookahead import Selected, descend, selected_below, selected_here
 from app.errors import AppError
 
 

@@ -1,10 +1,10 @@
-"""`infragraph webhook ...`: webhooks through the API (admin), a group of app/cli.py."""
+"""`infragraph webhook ...`: webhooks through the API (admin)."""
 
 from typing import Any
 
 import click
 
-from app.cli import _ask, _json
+from app.cli.common import JSON_OUTPUT, ask, json_text
 from app.webhooks.kinds import EventKind
 
 FIELDS = "id url events states format failing createdBy createdAt"
@@ -21,7 +21,6 @@ DELIVERIES = f"""{{ webhooks {{ id deliveries(first: 1000) {{ totalCount
   edges {{ node {{ {DELIVERY} }} }} }} }} }}"""
 REDELIVER = f"mutation($id: ID!) {{ redeliverWebhook(delivery: $id) {{ {DELIVERY} }} }}"
 
-JSON_OUTPUT = click.option("--json", "as_json", is_flag=True, help="JSON for machines.")
 KINDS = [kind.value for kind in EventKind]
 EVENT = click.option(
     "--event",
@@ -93,16 +92,16 @@ def create(
         "secret": secret,
         "format": (form or "json").upper(),
     }
-    made = _ask(CREATE, {"input": given}, "createWebhook")
-    click.echo(_json(made) if as_json else made["id"])
+    made = ask(CREATE, {"input": given}, "createWebhook")
+    click.echo(json_text(made) if as_json else made["id"])
 
 
 @webhook.command("list", help="The webhooks and how each one's last delivery went.")
 @JSON_OUTPUT
 def list_webhooks(as_json: bool) -> None:
-    found = _ask(LIST, {}, "webhooks")
+    found = ask(LIST, {}, "webhooks")
     if as_json:
-        click.echo(_json(found))
+        click.echo(json_text(found))
         return
     for hook in found:
         edges = hook["deliveries"]["edges"]
@@ -134,13 +133,13 @@ def update(
         given["states"] = [] if all_states else list(states)
     if form:
         given["format"] = form.upper()
-    click.echo(_line(_ask(UPDATE, {"input": given}, "updateWebhook")))
+    click.echo(_line(ask(UPDATE, {"input": given}, "updateWebhook")))
 
 
 @webhook.command("delete", help="Delete a webhook and its deliveries.")
 @click.argument("webhook_id")
 def delete(webhook_id: str) -> None:
-    gone = _ask(DELETE, {"id": webhook_id}, "deleteWebhook")
+    gone = ask(DELETE, {"id": webhook_id}, "deleteWebhook")
     click.echo(f"deleted: {gone['url']}")
 
 
@@ -148,12 +147,12 @@ def delete(webhook_id: str) -> None:
 @click.argument("webhook_id")
 @JSON_OUTPUT
 def deliveries(webhook_id: str, as_json: bool) -> None:
-    hooks = [h for h in _ask(DELIVERIES, {}, "webhooks") if h["id"] == webhook_id]
+    hooks = [h for h in ask(DELIVERIES, {}, "webhooks") if h["id"] == webhook_id]
     if not hooks:
         raise click.ClickException(f"no webhook {webhook_id}")
     nodes = [e["node"] for e in hooks[0]["deliveries"]["edges"]]
     if as_json:
-        click.echo(_json(nodes))
+        click.echo(json_text(nodes))
         return
     for node in nodes:
         click.echo(_delivery_line(node))
@@ -162,5 +161,5 @@ def deliveries(webhook_id: str, as_json: bool) -> None:
 @webhook.command("redeliver", help="Send a delivery's event again (a new delivery).")
 @click.argument("delivery_id")
 def redeliver(delivery_id: str) -> None:
-    again = _ask(REDELIVER, {"id": delivery_id}, "redeliverWebhook")
+    again = ask(REDELIVER, {"id": delivery_id}, "redeliverWebhook")
     click.echo(f"queued: {again['id']}")

@@ -5,7 +5,7 @@ from typing import Any
 
 import click
 
-from app.cli import JSON_OUTPUT, _ask, _client, _fail, _json, main
+from app.cli.common import JSON_OUTPUT, ask, client, fail, json_text
 from app.client import Refused
 
 VIEWER = """query($state: String!, $on: Boolean!) { viewer {
@@ -30,16 +30,16 @@ _MEANS = {
 }
 
 
-@main.command(
+@click.command(
     help="The token in use: its name, role, states and scopes; with --state, what "
     "it may do on that state (and which Terraform commands that allows)."
 )
 @click.option("--state", "state", help="A state name (it need not exist).")
 @JSON_OUTPUT
 def whoami(state: str | None, as_json: bool) -> None:
-    viewer = _ask(VIEWER, {"state": state or "", "on": state is not None}, "viewer")
+    viewer = ask(VIEWER, {"state": state or "", "on": state is not None}, "viewer")
     if as_json:
-        click.echo(_json(viewer))
+        click.echo(json_text(viewer))
         return
     nothing = "everything" if viewer["everywhere"] else "none"
     click.echo(f"token: {viewer['name']}")
@@ -54,7 +54,7 @@ def whoami(state: str | None, as_json: bool) -> None:
         click.echo(f"  {'yes' if on[name] else 'no ':3} {name}: {means}")
 
 
-@main.group(help="Who may read a state's outputs (terraform_remote_state) besides its readers.")
+@click.group(help="Who may read a state's outputs (terraform_remote_state) besides its readers.")
 def readers() -> None:
     pass
 
@@ -65,7 +65,7 @@ def readers() -> None:
 @click.option("--states", "states", multiple=True, help="A consumer-state glob (repeatable).")
 def readers_set(state: str, tokens: tuple[str, ...], states: tuple[str, ...]) -> None:
     variables = {"state": state, "tokens": list(tokens), "states": list(states)}
-    named = _ask(SET_READERS, variables, "setOutputReaders")
+    named = ask(SET_READERS, variables, "setOutputReaders")
     click.echo(f"{state}: outputs read by tokens {','.join(named['tokens']) or 'none'}")
     click.echo(f"{state}: outputs read by states {','.join(named['states']) or 'none'}")
 
@@ -74,18 +74,18 @@ def readers_set(state: str, tokens: tuple[str, ...], states: tuple[str, ...]) ->
 @click.argument("state")
 @JSON_OUTPUT
 def readers_show(state: str, as_json: bool) -> None:
-    found = _ask(READERS, {"state": state}, "state")
+    found = ask(READERS, {"state": state}, "state")
     if found is None:
         raise click.ClickException(f"no state {state!r}")
     named = found["outputReaders"]
     if as_json:
-        click.echo(_json(named))
+        click.echo(json_text(named))
         return
     click.echo(f"tokens: {','.join(named['tokens']) or 'none'}")
     click.echo(f"states: {','.join(named['states']) or 'none'}")
 
 
-@main.command(
+@click.command(
     help="Exchange a CI job's OIDC ID token for a short-lived server token with its rule's "
     "role and states, printed on stdout (use it as INFRAGRAPH_TOKEN, or as Terraform's "
     "http backend password with username oidc)."
@@ -95,11 +95,11 @@ def readers_show(state: str, as_json: bool) -> None:
 @JSON_OUTPUT
 def login(id_token: str, ttl: float | None, as_json: bool) -> None:
     try:
-        answer = _client().exchange_oidc(id_token, ttl)
+        answer = client().exchange_oidc(id_token, ttl)
     except Refused as error:
-        _fail(error)
+        fail(error)
     if as_json:
-        click.echo(_json(answer))
+        click.echo(json_text(answer))
         return
     click.echo(answer["token"])
     click.echo(
