@@ -13,7 +13,7 @@ from app.api.graph.loaders import GraphLoaders
 from app.api.graph.types import Resource, resources_of
 from app.config import Settings
 from app.graph.resources import find_resource
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from tests.api.conftest import error_codes, gql
 from tests.graph.states import chain_graph, resource, state
 
