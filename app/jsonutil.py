@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from app.process import gc_paused as gc_paused  # also imported from here (app.graph.store)
+from app.process import gc_paused
 
 # Digits to "0", everything else to ".": a run of 19 digits is then a plain
 # substring search, ten times faster than a regex over a 100 MB body.

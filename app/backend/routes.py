@@ -61,7 +61,7 @@ from app.errors import (
 )
 from app.graph import locks, raw, readers
 from app.graph.raw import Body
-from app.graph.store import Written
+from app.graph.write.version import Written
 from app.http import declared_length, json_response
 from app.observe import IMPORT_BYTES, LARGE_WRITES_REFUSED, LOCK_CONFLICTS, STATE_WRITES
 from app.readers import Read, state_read

@@ -9,7 +9,7 @@ patterns, app.access: a link is read only when both its states may be).
 """
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 from uuid import UUID
 
@@ -17,8 +17,10 @@ import asyncpg
 
 from app.graph.digests import digest_args, digest_sql
 from app.graph.events import STALE, append_event
-from app.tfstate import InstanceRow
-from app.tfstate.remote import Lineage, Server, remote_reads
+from app.graph.write.result import WrittenRows
+from app.tfstate import NormalizedState, ScannedState
+from app.tfstate.parse import InstanceShape, resolve_edges
+from app.tfstate.remote import Lineage, Server, output_lineage, remote_reads
 
 # A terraform_remote_state data source read here stores the outputs it read in its
 # `outputs` attribute ({"value": {name: value}, "type": ...}): those sensitive in the
@@ -73,17 +75,12 @@ async def _close(
 
 
 async def write_links(
-    conn: asyncpg.Connection,
-    state_id: UUID,
-    serial: int,
-    new_rows: Mapping[int, InstanceRow],
-    row_ids: list[UUID],
-    closed: Sequence[UUID],
-    servers: Sequence[Server],
+    conn: asyncpg.Connection, rows: WrittenRows, servers: Sequence[Server]
 ) -> None:
-    """A link lives as long as its data source's row: closed with it, written with it.
-    `new_rows`: the instances of the rows the write inserted, by position."""
-    await _close(conn, "state_links", state_id, serial, closed)
+    """A link lives as long as its data source's row: closed with it, written with it
+    (`rows.remote`: the data sources of the rows the write inserted, by position)."""
+    state_id, serial, new_rows, row_ids = rows.state_id, rows.serial, rows.remote, rows.row_ids
+    await _close(conn, "state_links", state_id, serial, list(rows.closed))
     positions = sorted(new_rows)
     reads = remote_reads([new_rows[p] for p in positions], servers)
     if reads:
@@ -108,27 +105,18 @@ async def write_links(
         )
 
 
-async def write_lineage(
-    conn: asyncpg.Connection,
-    state_id: UUID,
-    lineage: Callable[[], set[Lineage]],
-    new_rows_hold_outputs: bool,
-    row_ids: list[UUID],
-    closed: Sequence[UUID],
-    outputs_changed: bool,
-    *,
-    serial: int,
-) -> None:
+async def write_lineage(conn: asyncpg.Connection, rows: WrittenRows, outputs_changed: bool) -> None:
     """The lineage of the new version's outputs, written as the rows that differ from the
     current ones. With the same outputs and no new row holding one of their values, it is
     the current lineage less the closed instances'; else it is computed whole
-    (`lineage()`, CPU-bound: in a worker thread)."""
-    if not outputs_changed and not new_rows_hold_outputs:
-        await _close(conn, "output_lineage", state_id, serial, closed)
+    (`_lineage`, CPU-bound: in a worker thread)."""
+    state_id, serial, row_ids = rows.state_id, rows.serial, rows.row_ids
+    if not outputs_changed and not rows.holds_output_value:
+        await _close(conn, "output_lineage", state_id, serial, list(rows.closed))
         return
     found = {
         (item.output, row_ids[item.position], item.path)
-        for item in await asyncio.to_thread(lineage)
+        for item in await asyncio.to_thread(_lineage, rows.state, rows.refs)
     }
     current = {
         (r["output_name"], r["resource_id"], tuple(r["path"]))
@@ -158,6 +146,17 @@ async def write_lineage(
             columns=("state_id", "serial_from", "output_name", "resource_id", "path"),
             records=[(state_id, serial, o, r, list(p)) for o, r, p in found - current],
         )
+
+
+def _lineage(state: NormalizedState | ScannedState, refs: list[InstanceShape]) -> set[Lineage]:
+    """The lineage of the state's outputs over all its instances (a streamed document is
+    read once more: a write keeps rows without normalizing, or holding, them)."""
+    attributes = (
+        (instance.raw.get("attributes") for instance in state.instances())
+        if isinstance(state, ScannedState)
+        else (row.attributes for row in state.instances)
+    )
+    return output_lineage(state.outputs, attributes, lambda: resolve_edges(refs))
 
 
 # The outputs a link read, each with its value read (in the data source's `outputs`

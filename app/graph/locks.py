@@ -32,7 +32,8 @@ import asyncpg
 from app.access import Principal, Role
 from app.errors import Forbidden, Locked, NotFound
 from app.graph.raw import Body
-from app.graph.store import Written, delete_state, ensure_state, write_version
+from app.graph.states import delete_state, ensure_state
+from app.graph.write.version import Written, write_version
 from app.tfstate import EncryptedState, ScannedState
 from app.tfstate.remote import Server
 
@@ -226,7 +227,7 @@ async def guarded_write(
     keep_last: int | None = None,
     servers: Sequence[Server] = (),
 ) -> Written:
-    """Store `body` as the next version of `name` (store.write_version's rules), refused
+    """Store `body` as the next version of `name` (write_version's rules), refused
     with Locked while a lock is held under another ID than `lock_id`, and Forbidden
     under a lock `who` does not hold. With no lock held the write goes through
     (`terraform apply -lock=false`)."""

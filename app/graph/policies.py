@@ -5,7 +5,7 @@ optionally a state-name glob and a provider glob. Its condition marks a VIOLATIO
 SQL/JSON path predicate over a resource's `attributes` (`$.acl == "public-read"`,
 `!exists($.tags.owner)`), evaluated in PostgreSQL with `@@` (migration 0011).
 
-- A write (Terraform POST, import, IaC apply: all go through `store.write_version`)
+- A write (Terraform POST, import, IaC apply: all go through `write_version`)
   evaluates the policies covering its state over the rows it inserted (instances added
   or changed), never the whole state; a violation at an address the write touched
   (inserted or closed a row) that no longer holds is resolved at the write's serial.

@@ -9,7 +9,7 @@ import asyncpg
 from app.errors import Forbidden, NotFound
 from app.graph.events import append_event
 from app.graph.queries import valid_at
-from app.graph.store import OUTPUT_SELECT, find_version, output_of
+from app.graph.readback import OUTPUT_SELECT, find_version, output_of
 from app.jsonutil import dumps
 from app.readers import OutputReaders
 from app.tfstate import render_state

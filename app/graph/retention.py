@@ -117,7 +117,7 @@ async def prune_state(
         return None
     check_policy(keep_last, keep_days)
     async with conn.transaction():
-        # Serializes with writers (store.write_version takes the same lock).
+        # Serializes with writers (write_version takes the same lock).
         await conn.execute("SELECT 1 FROM states WHERE id = $1 FOR UPDATE", state_id)
         gone = await conn.fetch(
             """WITH ranked AS (

@@ -30,17 +30,9 @@ import zstandard
 from app import crypto
 from app.graph import digests
 from app.graph.raw import MD5_BYTES, open_md5, save_raw, seal_md5
+from app.graph.readback import INSTANCE_SELECT, OUTPUT_SELECT, instance_of, output_of
 from app.graph.sealing import reseal_consumers
-from app.graph.sensitive import opened
-from app.graph.store import (
-    INSTANCE_SELECT,
-    OUTPUT_SELECT,
-    Stored,
-    instance_of,
-    output_of,
-    stored_instance,
-    stored_output,
-)
+from app.graph.sensitive import Stored, opened, stored_instance, stored_output
 from app.jsonutil import dumps
 from app.tfstate.remote import remote_outputs
 

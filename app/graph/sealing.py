@@ -22,8 +22,8 @@ from uuid import UUID
 import asyncpg
 
 from app import crypto
-from app.graph import store
-from app.graph.sensitive import Path, opened
+from app.graph.readback import INSTANCE_SELECT, instance_of
+from app.graph.sensitive import Path, opened, stored_instance
 from app.tfstate import InstanceRow
 from app.tfstate.remote import Server, remote_reads
 
@@ -91,7 +91,7 @@ async def reseal_consumers(conn: asyncpg.Connection, producer: str) -> int:
     if not clear:
         return 0
     found = await conn.fetch(
-        f"""SELECT r.state_id, r.id, r.content_hash, {store.INSTANCE_SELECT}
+        f"""SELECT r.state_id, r.id, r.content_hash, {INSTANCE_SELECT}
             FROM resources r JOIN unnest($1::uuid[], $2::uuid[]) AS k (state_id, id)
                  ON r.state_id = k.state_id AND r.id = k.id""",
         [state_id for state_id, _ in clear],
@@ -102,8 +102,8 @@ async def reseal_consumers(conn: asyncpg.Connection, producer: str) -> int:
     for record in found:
         state_id: UUID = record["state_id"]
         kept = [path for path, _ in opened(record["secrets"], state_id)]
-        stored = store.stored_instance(
-            store.instance_of(record, state_id),
+        stored = stored_instance(
+            instance_of(record, state_id),
             [*output_paths(clear[state_id, record["id"]]), *kept],
         )
         states.append(state_id)

@@ -10,17 +10,20 @@ A cty path names values, not JSON: an attribute of dynamic type (`terraform_data
 and the path `input.password` is at `input.value.password` in the document. `locate`
 finds the JSON path of a cty path in a document.
 
-Secrets are also taken out of the attributes when a version is stored (`split`; see
-app/graph/store.py), so that search and filters never see them, and put back to
-render the document (`join`).
+Secrets are also taken out of a row when a version is stored (`Stored`, `split`), so
+that search and filters never see them, and put back to render the document (`join`).
 """
 
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 from uuid import UUID
 
 from app import crypto
 from app.jsonutil import JSON_NULL, dumps, loads
 from app.secretnames import secret_paths
+from app.tfstate import InstanceRow, OutputRow
+from app.tfstate.digest import canonical_json, instance_digest, output_digest
 
 Path = tuple[str, ...]
 EVERYTHING: list[Path] = [()]
@@ -129,7 +132,7 @@ def convention_paths(mode: str, type_: str, attributes: Any, marked: list[Path])
 # --- secrets kept apart -------------------------------------------------------------------
 
 # A value taken out of a document, at its path. Stored apart from the document
-# (app/graph/store.py), so that what is searched and shown never holds it.
+# (`Stored`), so that what is searched and shown never holds it.
 Secret = tuple[Path, Any]
 
 
@@ -202,3 +205,56 @@ def _put(value: Any, path: Path, new: Any) -> Any:
         copy[int(head)] = _put(copy[int(head)], rest, new)
         return copy
     return value
+
+
+# --- a row as stored ----------------------------------------------------------------------
+
+Row = TypeVar("Row", InstanceRow, OutputRow)
+
+
+@dataclass(frozen=True)
+class Stored(Generic[Row]):
+    """A row as stored: the secrets taken out of `original`, `taken`, to be stored apart,
+    sealed under the keyring's key.
+
+    Its content hash is the original row's as before when it holds no secret, or when
+    there is no key (then everything is in clear anyway); with a key, the hash of the
+    stored row and of the keyed hash of its secrets, so a stored hash confirms no guess."""
+
+    original: Row
+    row: Row
+    hash_of: Callable[[Row, bytes | None], bytes]
+    taken: list[Secret] = field(default_factory=list)
+
+    def keyed_digest(self, ring: crypto.Keyring) -> bytes | None:
+        """The content hash when it is keyed; None when it is the original row's."""
+        if not self.taken or not ring.encrypting:
+            return None
+        return self.hash_of(self.row, ring.mac(canonical_json(pack_form(self.taken))))
+
+    def digest(self, ring: crypto.Keyring) -> bytes:
+        return self.keyed_digest(ring) or self.hash_of(self.original, None)
+
+    def sealed(self, ring: crypto.Keyring, state_id: UUID) -> bytes | None:
+        return ring.seal(pack(self.taken), state_id.bytes) if self.taken else None
+
+
+def stored_instance(row: InstanceRow, also: Sequence[Path] = ()) -> Stored[InstanceRow]:
+    """The attributes at the paths Terraform marks sensitive, secret by convention, or
+    `also` (app/graph/sealing.py) are taken out: search, filters and policies never see them."""
+    marked = sensitive_paths(row.sensitive_attributes)
+    paths = [*marked, *convention_paths(row.mode, row.type, row.attributes, marked), *also]
+    if not paths:
+        return Stored(row, row, instance_digest)
+    attributes, secrets = split(row.attributes, paths)
+    if not secrets:
+        return Stored(row, row, instance_digest)
+    masked = row._replace(attributes=JSON_NULL if attributes is None else attributes)
+    return Stored(row, masked, instance_digest, secrets)
+
+
+def stored_output(row: OutputRow) -> Stored[OutputRow]:
+    """A sensitive output's value is taken out whole."""
+    if not row.sensitive or row.value is None or row.value is JSON_NULL:
+        return Stored(row, row, output_digest)
+    return Stored(row, row._replace(value=JSON_NULL), output_digest, [((), row.value)])

@@ -21,8 +21,11 @@ from app.catalog.scopes import scope_by_slug
 from app.catalog.snapshot import load_scope_snapshot
 from app.config import Settings
 from app.errors import AppError, BadInput, Conflict, NotFound, StalePlan
-from app.graph import policies, store
+from app.graph import policies
 from app.graph.events import append_event
+from app.graph.states import ensure_state
+from app.graph.write.rules import current_version
+from app.graph.write.version import write_version
 from app.iac.apply import apply_plan
 from app.iac.document import parse_document
 from app.iac.export import export_scope
@@ -157,8 +160,8 @@ async def _record(
     last `keep_last` versions); (state name, serial, the policy violations it opened and
     resolved)."""
     name = state_name(scope, system)
-    state_id = await store.ensure_state(conn, name, "iac")
-    current = await store.current_version(conn, state_id)
+    state_id = await ensure_state(conn, name, "iac")
+    current = await current_version(conn, state_id)
     if current is not None and not changed:
         await append_event(
             conn,
@@ -173,7 +176,7 @@ async def _record(
     serial = current["serial"] + 1 if current else 1
     lineage = current["lineage"] if current else str(uuid.uuid4())
     body, state = graph_state(rows, serial=serial, lineage=lineage, system=system)
-    written = await store.write_version(
+    written = await write_version(
         conn,
         name,
         body,

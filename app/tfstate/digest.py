@@ -1,5 +1,5 @@
-"""Content hashes of rows: a write keeps the current version's row when the hash is
-the same, so a version shares every row that did not change (app/graph/store.py)."""
+"""Content hashes of rows: a write keeps the current version's row when the hash is the
+same, so a version shares every row that did not change (app/graph/write/stream.py)."""
 
 import hashlib
 from typing import Any

@@ -1,6 +1,6 @@
 """Where a version's instances go in its document, without storing positions per row.
 
-Rows are shared between versions (app/graph/store.py), so a row cannot hold its
+Rows are shared between versions (app/graph/write/), so a row cannot hold its
 position: adding one resource would move every row after it. Terraform writes
 resources sorted by module, mode, type and name, and instances by index key;
 a document in that order needs nothing stored to be rendered back. Any other

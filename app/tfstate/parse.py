@@ -442,7 +442,7 @@ def resolve_edges(
 ) -> list[tuple[int, int]]:
     """Edges from each instance to every current instance of the resources it names;
     with `touching`, only the edges from or to those positions (a write that keeps the
-    other rows keeps the edges between them, app/graph/store.py).
+    other rows keeps the edges between them, app/graph/write/edges.py).
 
     `dependencies` name resources by absolute config address (module keys
     dropped); legacy `depends_on` names them relative to the instance's own

@@ -4,9 +4,9 @@ A Terraform write usually changes a few instances of thousands. Normalizing ever
 instance (validating each field, splitting extras, building a row, hashing it) cost
 more than half of such a write. A scan validates the document's own fields and gives
 each instance a raw hash: of its whole resource exactly as parsed (one hash per
-resource) and of its place in it. The write (app/graph/store.py) keeps the current row
-whose stored raw hash is the same, and validates and normalizes only the other
-instances (with their resource's fields).
+resource) and of its place in it. The write (app/graph/write/stream.py) keeps the
+current row whose stored raw hash is the same, and validates and normalizes only the
+other instances (with their resource's fields).
 
 The same raw hash means the same resource object, so the same normalized rows
 (normalization is a function of it, positions aside, which a row does not hold): the

@@ -21,7 +21,7 @@ from typing import Any
 from app.jsonutil import JsonInputError, check_value, has_long_digit_run, scan_value
 
 BLOCK = 1 << 18  # bytes read at a time
-# Members a write needs before any row (app/graph/store.py): what to check and number
+# Members a write needs before any row (app/graph/write/): what to check and number
 # the rows with, and the outputs whose values the instances may hold.
 NEEDED_FIRST = ("version", "serial", "lineage", "outputs")
 

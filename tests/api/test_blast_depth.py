@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from bench.generate import generate_plain_lists
 from tests.api.conftest import gql
 from tests.api.test_across import _states

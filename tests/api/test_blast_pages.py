@@ -7,7 +7,7 @@ from functools import cached_property
 
 from app.api.graph.loaders import GraphLoaders
 from app.config import Settings
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from tests.api.conftest import error_codes, gql
 from tests.graph.states import chain_graph, resource, state
 

@@ -11,8 +11,8 @@ import sqlglot
 from sqlglot import exp
 
 from app.catalog.scopes import create_scope
+from app.graph.readback import export_state
 from app.graph.retention import prune
-from app.graph.store import export_state
 from app.iac import service
 from tests.api.conftest import gql
 from tests.graph.states import resource, state

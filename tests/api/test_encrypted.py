@@ -1,7 +1,7 @@
 """Encrypted OpenTofu versions over GraphQL: marked, counted as empty, never an error
 where there is simply nothing to read; a diff that cannot be made says why."""
 
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from app.tfstate import parse_body
 from tests.api.conftest import gql, post
 from tests.backend.helpers import tf_state

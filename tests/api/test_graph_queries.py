@@ -3,7 +3,7 @@ search, events, diff, node ids."""
 
 import base64
 
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from tests.api.conftest import error_codes, gql
 from tests.graph.states import PASSWORD, chain_graph, resource, state
 

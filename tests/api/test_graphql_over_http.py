@@ -7,7 +7,7 @@ import pytest
 
 from app.api.media import GRAPHQL_RESPONSE, JSON, response_media_type
 from app.api.runtime.limits import MAX_ALIASES
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from tests.graph.states import chain_graph
 from tests.live_server import server_fixture
 

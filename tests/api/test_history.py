@@ -1,6 +1,6 @@
 """Resource.history through GraphQL: paged newest first, sensitive values withheld."""
 
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from tests.api.conftest import gql
 from tests.graph.test_resource_history import history_version
 

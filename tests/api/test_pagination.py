@@ -3,7 +3,7 @@
 import pytest
 
 from app.api.pagination import MAX_FIRST
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from tests.api.conftest import gql
 from tests.graph.states import resource, state
 

@@ -17,7 +17,7 @@ from app.api.runtime.execution import PlainFieldsExecutionContext
 from app.config import Settings
 from app.graph import edges
 from app.graph.resources import find_resource
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from tests.graph.states import PASSWORD, chain_graph, resource, state
 
 # a counted instance with a sensitive attribute, in the blast radius of the VPC

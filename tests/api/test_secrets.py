@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from tests.api.conftest import gql
 from tests.graph.states import BUILTIN, resource
 

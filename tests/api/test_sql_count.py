@@ -2,7 +2,7 @@
 (pinned per operation, the way saleor does)."""
 
 from app.graph.events import append_event
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from app.webhooks.kinds import EventKind
 from app.webhooks.store import create_webhook
 from tests.api.conftest import gql

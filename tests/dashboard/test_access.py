@@ -10,7 +10,7 @@ import pytest
 from app.access import Principal, Role
 from app.catalog.scopes import create_scope
 from app.graph import locks
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from tests.api.conftest import BOOT, as_token
 from tests.dashboard.test_routes import HTML, _apply, _hub
 

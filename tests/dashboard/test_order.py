@@ -6,7 +6,7 @@ import re
 
 import asyncpg
 
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from app.tfstate.human_order import address_order
 from tests.dashboard.test_routes import page
 from tests.graph.states import resource, state

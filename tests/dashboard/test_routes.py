@@ -13,7 +13,7 @@ from app.access import Principal, Role
 from app.catalog.scopes import create_scope
 from app.dashboard.pages import DRAWN_PER_LAYER, MASK, TIMELINE
 from app.graph import locks
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from app.iac import service
 from tests.graph.states import PASSWORD, resource, shared_history, state
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.graph.edges import Direction, blast_radius, path_addresses
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from tests.graph.states import BUILTIN, WALK_LIMITS, resource, state
 
 T = "terraform_data."

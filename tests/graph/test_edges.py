@@ -5,7 +5,7 @@ import pytest
 from app.errors import BadInput
 from app.graph.edges import Direction, blast_radius, neighbours, path_addresses
 from app.graph.resources import find_resource
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from tests.graph.states import WALK_LIMITS, chain_graph
 
 T = "terraform_data."

@@ -19,9 +19,10 @@ from app import crypto
 from app.graph.diff import diff_versions
 from app.graph.history import histories
 from app.graph.raw import PIECE_BYTES, raw_version, stream_raw
+from app.graph.readback import export_state, find_version
 from app.graph.resources import find_resource
 from app.graph.rotation import rotate
-from app.graph.store import export_state, find_version, write_version
+from app.graph.write.version import write_version
 from app.iac.state import reseal_hash_key, secret_key
 from app.jsonutil import dumps
 from app.tfstate import scan_state

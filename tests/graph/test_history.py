@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.graph.diff import diff_versions
-from app.graph.store import export_state, find_version, write_version
+from app.graph.readback import export_state, find_version
+from app.graph.write.version import write_version
 from app.jsonutil import dumps
 from app.tfstate import parse_state
 from app.tfstate.parse import MAX_SERIAL

@@ -7,7 +7,8 @@ from app.graph.across import cross_blast_radius
 from app.graph.edges import Direction
 from app.graph.links import read_links
 from app.graph.resources import find_resource
-from app.graph.store import delete_state, write_version
+from app.graph.states import delete_state
+from app.graph.write.version import write_version
 from app.tfstate.remote import Server
 from tests.graph.states import resource, state
 

@@ -9,7 +9,8 @@ import pytest
 from app.errors import BadInput, Conflict, NotFound
 from app.graph import policies
 from app.graph.policies import PolicySpec, Severity
-from app.graph.store import delete_state, write_version
+from app.graph.states import delete_state
+from app.graph.write.version import write_version
 from tests.graph.states import BUILTIN, resource, state
 
 PUBLIC_BUCKET = PolicySpec(

@@ -25,7 +25,7 @@ from app.graph.resources import (
     version_resources,
 )
 from app.graph.sensitive import sensitive_paths, withhold
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from app.paging import ALL
 from app.tfstate import parse_state
 from tests.conftest import corpus_files

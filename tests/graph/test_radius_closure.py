@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from app.graph.across import cross_blast_radius
 from app.graph.edges import Direction, blast_radius, path_addresses
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from app.tfstate.remote import Server
 from tests.graph.states import BUILTIN, WALK_LIMITS, resource, state
 from tests.graph.test_links import remote

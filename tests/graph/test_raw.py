@@ -29,7 +29,8 @@ from app.graph.raw import (
     spans,
     stream_raw,
 )
-from app.graph.store import ensure_state, write_version
+from app.graph.states import ensure_state
+from app.graph.write.version import write_version
 from app.jsonutil import dumps
 from bench.generate import generate_state
 from tests.conftest import corpus_files

@@ -3,7 +3,7 @@ those entries per address, newest first, paged, sensitive values withheld."""
 
 from app.graph.history import Change, histories
 from app.graph.resources import find_resource
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from tests.graph.states import PASSWORD, resource, state
 
 

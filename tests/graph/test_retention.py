@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from app.config import Settings
 from app.errors import BadInput
 from app.graph.retention import glob_matches, prune
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from app.jsonutil import dumps
 from app.server import create_app
 from tests.conftest import corpus_files

@@ -17,7 +17,7 @@ from app.catalog.store import fetch
 from app.graph.digests import python_digest
 from app.graph.links import read_links
 from app.graph.rotation import rotate
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from app.iac.state import SEALED_PREFIX, reseal_state_secrets, secret_key
 from tests.graph.test_links import SERVERS, app, network
 

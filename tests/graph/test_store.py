@@ -9,9 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from app.errors import Conflict
-from app.graph import store
 from app.graph.raw import Body, raw_version
-from app.graph.store import delete_state, export_state, find_version, write_version
+from app.graph.readback import export_state, find_version
+from app.graph.states import delete_state
+from app.graph.write import stream as row_stream
+from app.graph.write.version import write_version
 from app.jsonutil import dumps
 from app.tfstate import ScannedState, StateError, parse_state, stream
 from app.tfstate.scan import scan_stream
@@ -240,7 +242,7 @@ def _streamed(body: bytes) -> tuple[Body, ScannedState]:
 
 async def test_every_corpus_file_round_trips_streamed(conn, monkeypatch) -> None:
     monkeypatch.setattr(stream, "BLOCK", 4096)  # resources cross windows
-    monkeypatch.setattr(store, "BATCH_INSTANCES", 3)  # and batches
+    monkeypatch.setattr(row_stream, "BATCH_INSTANCES", 3)  # and batches
     for index, path in enumerate(corpus_files()):
         body = path.read_bytes()
         try:
@@ -253,7 +255,7 @@ async def test_every_corpus_file_round_trips_streamed(conn, monkeypatch) -> None
 
 
 async def test_a_streamed_history_exports_every_version(conn, monkeypatch) -> None:
-    monkeypatch.setattr(store, "BATCH_INSTANCES", 7)
+    monkeypatch.setattr(row_stream, "BATCH_INSTANCES", 7)
     document = generate_state(60, seed=3)
     bodies = []
     for serial in range(1, 5):

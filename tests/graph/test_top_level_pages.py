@@ -1,7 +1,7 @@
 """A top-level list's pages (one owner: a top-N sort), counted or not."""
 
 from app.graph.resources import ResourceFilter, search_resources
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from tests.graph.states import resource, state
 
 

@@ -21,7 +21,7 @@ from app.graph.edges import Direction, neighbours
 from app.graph.ids import time_ordered_ids
 from app.graph.resources import version_resources
 from app.graph.retention import prune
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from app.jsonutil import dumps
 from app.tfstate import INSTANCE_COLUMNS, OUTPUT_COLUMNS, parse_state
 from tests.conftest import corpus_files, throwaway_database

@@ -14,7 +14,8 @@ from app.errors import BadInput
 from app.graph.edges import WalkLimits, blast_radius, path_addresses
 from app.graph.resources import ResourceKey
 from app.graph.retention import prune_state
-from app.graph.store import delete_state, write_version
+from app.graph.states import delete_state
+from app.graph.write.version import write_version
 from tests.graph.states import WALK_LIMITS, chain_graph
 from tests.waiting import until_waiting_on
 

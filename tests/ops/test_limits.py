@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from app.api.runtime.limits import MAX_NODES
-from app.graph.store import write_version
+from app.graph.write.version import write_version
 from app.jsonutil import dumps
 from bench.generate import generate_state
 from tests.api.conftest import error_codes, post

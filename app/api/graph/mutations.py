@@ -7,7 +7,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from app.api.context import Info
-from app.graph import retention, store
+from app.graph import readback, retention
 
 
 @strawberry.type(description="What a prune removed from one state.")
@@ -46,7 +46,7 @@ class GraphMutation:
     )
     async def export_state(self, info: Info, name: str, serial: int | None = None) -> JSON:
         exported = await info.context.with_conn(
-            store.export_state, name, serial=serial, actor=info.context.actor
+            readback.export_state, name, serial=serial, actor=info.context.actor
         )
         # strawberry's JSON is a NewType of object: the document serves as it is
         return cast(JSON, exported)

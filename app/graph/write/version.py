@@ -1,0 +1,208 @@
+"""Write a state version: one transaction of the version row (raw bytes kept verbatim),
+its instance rows, edges and outputs (COPY), then what follows from them: links and
+lineage, the event, policy checks, pruning."""
+
+import asyncio
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from app.graph import links, policies, sealing
+from app.graph.events import append_event
+from app.graph.raw import Body, save_raw, seal_md5
+from app.graph.retention import prune_state
+from app.graph.states import ensure_state
+from app.graph.write.edges import write_edges
+from app.graph.write.outputs import write_outputs
+from app.graph.write.result import WrittenRows
+from app.graph.write.rows import write_rows
+from app.graph.write.rules import is_retry, locked_current, numbered
+from app.process import gc_paused
+from app.tfstate import EncryptedState, NormalizedState, ScannedState, scan_state
+from app.tfstate.order import layout_of
+from app.tfstate.remote import Server
+from app.tfstate.stream import NotStreamable
+
+
+@dataclass(frozen=True)
+class Written:
+    state_id: UUID
+    version_id: UUID
+    serial: int
+    created: bool  # False when the very same body was already stored at that serial
+    # the policy violations the write opened and resolved
+    violations: tuple[policies.Finding, ...] = ()
+
+
+async def write_version(
+    conn: asyncpg.Connection,
+    name: str,
+    body: bytes | Body,
+    *,
+    actor: str,
+    action: str = "write",
+    kind: str = "terraform",
+    state: NormalizedState | ScannedState | EncryptedState | None = None,
+    detail: dict[str, Any] | None = None,
+    keep_last: int | None = None,
+    servers: Sequence[Server] = (),
+) -> Written:
+    """Store `body` as the next version of state `name`, under the rules of its serial and
+    lineage (app/graph/write/rules.py); with `keep_last`, then prune the state to its last
+    `keep_last` versions (app/graph/retention.py) in the same transaction. `servers`: the
+    base URLs of this server, whose states the `terraform_remote_state` data sources of
+    the state link to (app/graph/links.py).
+
+    A streamed state (app/tfstate/scan.py: scan_stream) is written as it is read; when
+    the reader finds it must be read whole after all, the write is rolled back and done
+    again from the whole document, which also says what is wrong with an invalid one.
+    """
+    raw = body if isinstance(body, Body) else Body.of(body)
+    state = state or scan_state(raw.whole())
+    write = functools.partial(
+        _write_version,
+        conn,
+        name,
+        raw,
+        actor=actor,
+        action=action,
+        kind=kind,
+        detail=detail,
+        keep_last=keep_last,
+        servers=servers,
+    )
+    try:
+        return await write(state)
+    except NotStreamable:
+        return await write(await asyncio.to_thread(scan_state, raw.whole()))
+
+
+async def _write_version(
+    conn: asyncpg.Connection,
+    name: str,
+    raw: Body,
+    state: NormalizedState | ScannedState | EncryptedState,
+    *,
+    actor: str,
+    action: str,
+    kind: str,
+    detail: dict[str, Any] | None,
+    keep_last: int | None,
+    servers: Sequence[Server],
+) -> Written:
+    md5 = raw.md5
+    async with conn.transaction():
+        state_id = await ensure_state(conn, name, kind)
+        current = await locked_current(conn, state_id)
+        version = numbered(state, current, md5)
+        if current is not None and is_retry(name, version, md5, current):
+            return Written(state_id, current.id, version.serial, created=False)
+        # Building rows allocates per instance; with the parsed state alive, each GC pass
+        # would walk millions of objects that can form no cycle.
+        with gc_paused():
+            version_id = await _insert_version(conn, state_id, version, md5, actor)
+            rows, outputs_changed = await _write_graph(conn, state_id, version_id, version, servers)
+            await _complete_version(conn, version_id, version, raw, rows)
+        if outputs_changed:
+            await links.record_stale(conn, state_id, version.serial, actor=actor)
+            await sealing.reseal_consumers(conn, name)
+        await conn.execute(
+            "UPDATE states SET lineage = nullif($2, '') WHERE id = $1", state_id, version.lineage
+        )
+        await append_event(
+            conn,
+            state_name=name,
+            state_id=state_id,
+            action=action,
+            actor=actor,
+            serial=version.serial,
+            detail={
+                "resources": len(rows.refs),
+                "bytes": raw.size,
+                **rows.summary(),
+                **({"encrypted": True} if version.encrypted else {}),
+                **(detail or {}),
+            },
+        )
+        found = await policies.check_write(
+            conn,
+            state_id,
+            name,
+            version.serial,
+            inserted=rows.inserted,
+            closed=list(rows.closed),
+            actor=actor,
+        )
+        # Inside the write's transaction: under the lock it already holds, and no reader
+        # ever sees more than keep_last versions (INFRAGRAPH_PRUNE_KEEP_LAST).
+        await prune_state(conn, state_id, name, keep_last, actor=actor)
+    return Written(state_id, version_id, version.serial, created=True, violations=tuple(found))
+
+
+async def _write_graph(
+    conn: asyncpg.Connection,
+    state_id: UUID,
+    version_id: UUID,
+    state: NormalizedState | ScannedState,
+    servers: Sequence[Server],
+) -> tuple[WrittenRows, bool]:
+    """The version's instance rows, edges, outputs, links and lineage; what the write did
+    to the rows, and whether any output was added, changed or removed."""
+    rows = await write_rows(conn, state_id, version_id, state, servers)
+    await write_edges(conn, version_id, rows)
+    outputs_changed = await write_outputs(conn, state_id, version_id, state)
+    await links.write_links(conn, rows, servers)
+    await links.write_lineage(conn, rows, outputs_changed)
+    return rows, outputs_changed
+
+
+async def _insert_version(
+    conn: asyncpg.Connection,
+    state_id: UUID,
+    state: NormalizedState | ScannedState,
+    md5: bytes,
+    actor: str,
+) -> UUID:
+    """The version row, before its rows (they refer to it); its raw bytes, layout and
+    count are known after them (_complete_version)."""
+    version_id: UUID = await conn.fetchval(
+        """INSERT INTO state_versions
+               (state_id, serial, lineage, raw_chunks, raw_md5, created_by, encrypted)
+           VALUES ($1, $2, $3, '{}', $4, $5, $6) RETURNING id""",
+        state_id,
+        state.serial,
+        state.lineage,
+        seal_md5(md5, state_id),
+        actor,
+        state.encrypted,
+    )
+    return version_id
+
+
+async def _complete_version(
+    conn: asyncpg.Connection,
+    version_id: UUID,
+    state: NormalizedState | ScannedState,
+    raw: Body,
+    rows: WrittenRows,
+) -> None:
+    """The version row's raw bytes, layout and count, and the document's fields: a
+    streamed document's are complete once its resources were read. Its layout: the
+    instances' order when not Terraform's (app/tfstate/order.py)."""
+    await conn.execute(
+        """UPDATE state_versions
+           SET raw_chunks = $2, terraform_version = $3, extra = $4, omitted = $5,
+               resource_count = $6, layout = $7
+           WHERE id = $1""",
+        version_id,
+        await save_raw(conn, rows.state_id, raw),
+        state.terraform_version,
+        state.extra,
+        state.omitted,
+        len(rows.refs),
+        layout_of(rows.refs),
+    )
