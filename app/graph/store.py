@@ -16,6 +16,7 @@ from uuid import UUID
 import asyncpg
 
 from app import crypto
+from app.configuration.edges import configure_version
 from app.errors import BadInput, Conflict, NotFound
 from app.graph import links, policies, sealing
 from app.graph.digests import write_value_digests
@@ -206,6 +207,8 @@ async def _write_version(
             version_id = await _insert_version(conn, state_id, state, md5, actor)
             changes = await _write_rows(conn, state_id, version_id, state, servers)
             await _complete_version(conn, state_id, version_id, state, raw, changes.layout)
+        # a state with a configuration: the new version's edges with their reasons
+        await configure_version(conn, state_id, state.serial)
         if changes.outputs_changed:
             await links.record_stale(conn, state_id, state.serial, actor=actor)
             await sealing.reseal_consumers(conn, name)

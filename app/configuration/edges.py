@@ -1,0 +1,112 @@
+"""The edges of a configured version (migration 0029): every declared edge with its
+reason, and which are direct when the configuration is known.
+
+A version of a state with a configuration gets, at its write (or when a configuration
+is recorded for the state's current version), a copy of its declared edges in
+configured_edges: each explained by a reference of the configuration (matched by the
+addresses of both ends without instance keys) is `explicit` (depends_on) or
+`implicit` (with the arguments that hold it), the others `declared`. Such an edge is
+direct when a reference explains it or the transitive reduction kept it
+(resource_dependencies.direct): the references give the real first hops (a resource
+reading both a VPC and its subnet is one hop from each), and the reduction's edges keep
+every declared member reachable where the configuration does not say (a reference
+through a local value, a stale configuration). The blast radius of a configured version
+walks these (app/graph/edges.py)."""
+
+from uuid import UUID
+
+import asyncpg
+
+from app.graph.queries import valid_at
+from app.graph.resources import KEYS_AT_VERSIONS, ResourceKey, key_arrays
+
+EXPLICIT, IMPLICIT, DECLARED = "explicit", "implicit", "declared"
+
+# The version ($1 state, $2 serial) marked with the state's configuration, and its
+# declared edges copied with their reasons. A pair both referenced and in depends_on is
+# implicit (the reference is what the value needs).
+_CONFIGURE = f"""
+    WITH marked AS (
+        INSERT INTO configured_versions (state_id, serial, configuration_id)
+        SELECT sc.state_id, $2, sc.configuration_id FROM state_configurations sc
+        WHERE sc.state_id = $1
+        RETURNING configuration_id)
+    INSERT INTO configured_edges
+        (state_id, serial, from_resource_id, to_resource_id, reason, attributes, direct)
+    SELECT $1, $2, d.from_resource_id, d.to_resource_id,
+           coalesce(x.reason, '{DECLARED}'), coalesce(x.attributes, '{{}}'),
+           d.direct OR x.reason IS NOT NULL
+    FROM marked c
+    JOIN resource_dependencies d ON {valid_at("d")}
+    JOIN resources f ON f.id = d.from_resource_id AND f.state_id = $1
+    JOIN resources t ON t.id = d.to_resource_id AND t.state_id = $1
+    LEFT JOIN LATERAL (
+        SELECT (array_agg(x.reason ORDER BY x.reason DESC))[1] AS reason,
+               (array_agg(x.attributes ORDER BY x.reason DESC))[1] AS attributes
+        FROM configuration_references x
+        WHERE x.configuration_id = c.configuration_id
+          AND x.source = config_address(f.address)
+          AND x.target = config_address(t.address)) x ON true"""
+
+
+async def configure_version(
+    conn: asyncpg.Connection, state_id: UUID, serial: int, *, replace: bool = False
+) -> None:
+    """Copies the declared edges of the version at `serial` with their reasons, when the
+    state has a configuration (else nothing); `replace`: those it had are dropped first
+    (a new configuration for the version)."""
+    if replace:
+        await conn.execute(
+            "DELETE FROM configured_versions WHERE state_id = $1 AND serial = $2",
+            state_id,
+            serial,
+        )
+    await conn.execute(_CONFIGURE, state_id, serial)
+
+
+# Each resource ($1 row ids at $2 versions) with its edges one way: the configured
+# version's (with reasons) or, with no configuration, the declared ones. By address of
+# the other end.
+_EDGES = """
+    SELECT k.ord AS owner, e.id, e.address, e.reason, e.attributes, e.direct
+    FROM {keys}
+    CROSS JOIN LATERAL (
+        SELECT EXISTS (SELECT FROM configured_versions cv
+                       WHERE cv.state_id = kv.state_id AND cv.serial = kv.serial) AS on) cfg
+    CROSS JOIN LATERAL (
+        SELECT n.id, n.address COLLATE "C" AS address, e.reason, e.attributes, e.direct
+        FROM (SELECT c.{far} AS id, c.reason, c.attributes, c.direct FROM configured_edges c
+              WHERE cfg.on AND c.state_id = kv.state_id AND c.serial = kv.serial
+                AND c.{near} = k.id
+            UNION ALL
+              SELECT d.{far}, '{declared}', '{{}}'::text[], d.direct
+              FROM resource_dependencies d
+              WHERE NOT cfg.on AND d.{near} = k.id AND {valid}) e
+        JOIN resources n ON n.id = e.id AND n.state_id = kv.state_id
+        ORDER BY 2 LIMIT $3) e
+    ORDER BY k.ord, e.address"""
+
+
+async def reasoned_edges(
+    conn: asyncpg.Connection, keys: list[ResourceKey], *, referenced_by: bool, limit: int
+) -> dict[ResourceKey, list[asyncpg.Record]]:
+    """Each resource's dependency edges (what it references) or, with `referenced_by`,
+    its dependents' edges to it: the other end (`id`, `address`), `reason`,
+    `attributes`, `direct`. At most `limit` each, by address."""
+    near, far = (
+        ("to_resource_id", "from_resource_id")
+        if referenced_by
+        else ("from_resource_id", "to_resource_id")
+    )
+    sql = _EDGES.format(
+        keys=KEYS_AT_VERSIONS,
+        near=near,
+        far=far,
+        declared=DECLARED,
+        valid=valid_at("d", "kv.state_id", "kv.serial"),
+    )
+    records = await conn.fetch(sql, *key_arrays(keys), limit)
+    found: dict[ResourceKey, list[asyncpg.Record]] = {k: [] for k in keys}
+    for r in records:
+        found[keys[r["owner"] - 1]].append(r)
+    return found
