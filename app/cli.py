@@ -609,3 +609,6 @@ from app.webhook_cli import webhook  # noqa: E402
 
 main.add_command(webhook)
 from app import impact_cli  # noqa: E402, F401 (impact: a command of `main`)
+from app.config_cli import config  # noqa: E402
+
+main.add_command(config)

@@ -41,12 +41,11 @@ _CONFIGURE = f"""
     JOIN resources f ON f.id = d.from_resource_id AND f.state_id = $1
     JOIN resources t ON t.id = d.to_resource_id AND t.state_id = $1
     LEFT JOIN LATERAL (
-        SELECT (array_agg(x.reason ORDER BY x.reason DESC))[1] AS reason,
-               (array_agg(x.attributes ORDER BY x.reason DESC))[1] AS attributes
-        FROM configuration_references x
+        SELECT x.reason, x.attributes FROM configuration_references x
         WHERE x.configuration_id = c.configuration_id
           AND x.source = config_address(f.address)
-          AND x.target = config_address(t.address)) x ON true"""
+          AND x.target = config_address(t.address)
+        ORDER BY x.reason DESC LIMIT 1) x ON true"""
 
 
 async def configure_version(

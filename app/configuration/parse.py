@@ -510,3 +510,13 @@ def configuration_of(plan: Any) -> Configuration | None:
     if not isinstance(plan, dict) or plan.get("configuration") is None:
         return None
     return parse_configuration(plan["configuration"], plan.get("terraform_version"))
+
+
+def required_configuration(plan: Any) -> Configuration:
+    """The configuration of a plan's JSON; BadInput when it has none."""
+    if not isinstance(plan, dict):
+        raise BadInput("not a Terraform plan: expected a JSON object")
+    found = configuration_of(plan)
+    if found is None:
+        raise BadInput("not a Terraform plan's JSON: no `configuration` section")
+    return found

@@ -15,7 +15,9 @@ from app.graph.edges import forget_walks
 PLAN, PUSH = "plan", "push"  # where a configuration version came from
 
 _COLUMNS = """c.id, c.state_id, s.name AS state_name, c.number, c.hash, c.origin,
-    c.submitter, c.base_serial, c.terraform_version, c.created_at"""
+    c.submitter, c.base_serial, c.terraform_version, c.created_at,
+    jsonb_build_object('variables', c.document->'variables',
+                       'providers', c.document->'providers') AS document"""
 
 
 async def record_configuration(
@@ -79,9 +81,9 @@ async def record_configuration(
             """INSERT INTO configuration_references (configuration_id, state_id, source, target,
                    reason, attributes)
                SELECT $1, $2, x.source, x.target, x.reason,
-                      coalesce(ARRAY(SELECT jsonb_array_elements_text(x.attributes)), '{}')
-               FROM unnest($3::text[], $4::text[], $5::text[], $6::jsonb[])
-                   AS x (source, target, reason, attributes)""",
+                      ARRAY(SELECT jsonb_array_elements_text($6::jsonb -> (x.ord - 1)::int))
+               FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY
+                   AS x (source, target, reason, ord)""",
             config_id,
             state_id,
             [r.source for r in references],

@@ -19,6 +19,7 @@ from strawberry.dataloader import DataLoader
 from strawberry.scalars import JSON
 
 from app.access import Principal
+from app.api.configuration.types import ResourceReferences, StateConfiguration
 from app.api.context import Info
 from app.api.graph.loaders import Blast, Filtered, Hop
 from app.api.lookahead import Selected, descend
@@ -370,7 +371,7 @@ class Event(relay.Node):
 
 
 @strawberry.type
-class State(StateReaders, relay.Node):
+class State(StateReaders, StateConfiguration, relay.Node):
     id: relay.NodeID[str]
     name: str
     kind: StateKind
@@ -564,7 +565,7 @@ class BlastRadiusConnection(Connection[BlastRadiusNode]):
 
 
 @strawberry.type(description="One resource instance of a state version.")
-class Resource(relay.Node):
+class Resource(ResourceReferences, relay.Node):
     id: relay.NodeID[str]
     address: str
     mode: ResourceMode
