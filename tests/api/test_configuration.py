@@ -9,8 +9,7 @@ import httpx
 
 from app.access import Role
 from tests.api.conftest import BOOT, MakeToken, as_token, error_codes, gql
-from tests.graph.states import resource, state
-from tests.plans.configurations import network, plan_with
+from tests.plans.configurations import network, network_state, plan_with
 
 JSON = {"Content-Type": "application/json"}
 PUSH = """mutation($state: String!, $plan: JSON!) { pushConfiguration(state: $state, plan: $plan) {
@@ -20,42 +19,6 @@ RADIUS = """query($address: String!) { blastRadius(state: "team/net", address: $
 REFERENCES = """query($address: String!) { resources(filter: {state: "team/net", address: $address})
   { edges { node { references { reason attributes direct resource { address } }
                    referencedBy { reason resource { address } } } } } }"""
-
-
-def network_state(serial: int = 1) -> bytes:
-    return state(
-        [
-            resource("aws_vpc", "main", attributes={"id": "vpc-1"}),
-            resource("aws_subnet", "a", attributes={"id": "s-1"}, depends_on=["aws_vpc.main"]),
-            resource(
-                "aws_instance",
-                "web",
-                attributes={"id": "i-1"},
-                depends_on=["aws_subnet.a", "aws_vpc.main"],
-            ),
-            resource(
-                "aws_s3_bucket",
-                "logs",
-                attributes={"id": "logs"},
-                depends_on=["aws_instance.web", "aws_subnet.a", "aws_vpc.main"],
-            ),
-            resource(
-                "aws_s3_bucket",
-                "b",
-                module="module.box[0]",
-                attributes={"id": "b0"},
-                depends_on=["aws_vpc.main"],
-            ),
-            resource(
-                "aws_s3_bucket",
-                "b",
-                module="module.box[1]",
-                attributes={"id": "b1"},
-                depends_on=["aws_vpc.main"],
-            ),
-        ],
-        serial=serial,
-    )
 
 
 async def _write(client: httpx.AsyncClient, body: bytes) -> None:

@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from tests.graph.states import resource, state
+
 
 def refs(*addresses: str) -> dict[str, Any]:
     """An expression referencing `addresses` (with their prefixes, as Terraform lists)."""
@@ -116,4 +118,42 @@ def network() -> dict[str, Any]:
             },
             variables={"password": {"default": "hunter2-secret", "sensitive": True}},
         )
+    )
+
+
+def network_state(serial: int = 1) -> bytes:
+    """The state of `network()`'s configuration, its dependencies closed as Terraform
+    writes them."""
+    return state(
+        [
+            resource("aws_vpc", "main", attributes={"id": "vpc-1"}),
+            resource("aws_subnet", "a", attributes={"id": "s-1"}, depends_on=["aws_vpc.main"]),
+            resource(
+                "aws_instance",
+                "web",
+                attributes={"id": "i-1"},
+                depends_on=["aws_subnet.a", "aws_vpc.main"],
+            ),
+            resource(
+                "aws_s3_bucket",
+                "logs",
+                attributes={"id": "logs"},
+                depends_on=["aws_instance.web", "aws_subnet.a", "aws_vpc.main"],
+            ),
+            resource(
+                "aws_s3_bucket",
+                "b",
+                module="module.box[0]",
+                attributes={"id": "b0"},
+                depends_on=["aws_vpc.main"],
+            ),
+            resource(
+                "aws_s3_bucket",
+                "b",
+                module="module.box[1]",
+                attributes={"id": "b1"},
+                depends_on=["aws_vpc.main"],
+            ),
+        ],
+        serial=serial,
     )
