@@ -8,6 +8,7 @@ import asyncpg
 import httpx
 
 from app.access import Role
+from app.configuration.parse import config_address
 from tests.api.conftest import BOOT, MakeToken, as_token, error_codes, gql
 from tests.plans.configurations import network, network_state, plan_with
 
@@ -211,3 +212,17 @@ async def test_a_read_token_may_not_push(closed_app: Any, db_token: MakeToken) -
                 "/states/team/net/configurations", json=plan_with(network())
             )
             assert response.status_code == 201, response.text
+
+
+async def test_sql_config_address_agrees(conn: asyncpg.Connection) -> None:
+    addresses = [
+        "aws_vpc.main",
+        "aws_subnet.a[0]",
+        'module.a["x"].aws_b.c[3]',
+        'module.a["x]y"].module.b[12].aws_b.c["k.[1]"]',
+        r'module.a["q\"]"].data.aws_ami.x["a\\"]',
+        'aws_s3_bucket.b["with space"]',
+    ]
+    rows = await conn.fetch("SELECT config_address(a) AS c FROM unnest($1::text[]) AS a", addresses)
+    assert [r["c"] for r in rows] == [config_address(a) for a in addresses]
+    assert [r["c"] for r in rows][3] == "module.a.module.b.aws_b.c"
