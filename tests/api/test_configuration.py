@@ -79,6 +79,19 @@ async def test_references_make_the_direct_edges(client: httpx.AsyncClient) -> No
         ("aws_vpc.main", "DECLARED", False),
     }
 
+    direct = await gql(
+        client,
+        """{ resources(filter: {state: "team/net", address: "aws_vpc.main"}) { edges { node {
+             dependents(direct: true) { edges { node { address } } } } } } }""",
+    )
+    dependents = direct["resources"]["edges"][0]["node"]["dependents"]["edges"]
+    assert [e["node"]["address"] for e in dependents] == [
+        "aws_instance.web",
+        "aws_subnet.a",
+        "module.box[0].aws_s3_bucket.b",
+        "module.box[1].aws_s3_bucket.b",
+    ]
+
     # the next version of the state follows the configuration too
     await _write(client, network_state(serial=2))
     assert (await _depths(client, "aws_vpc.main"))["aws_instance.web"] == 1
