@@ -276,14 +276,16 @@ class _Reader:
             )
             self.raw_resources[address] = raw
         for name, variable in _object(found.get("variables") or {}, f"{where}.variables").items():
-            _object(variable, f"{where}.variables.{name}", _VARIABLE_KEYS)
+            _object(
+                variable, f"{where}.variables.{_text(name, f'{where}.variables')}", _VARIABLE_KEYS
+            )
             self.count(where)
         for name, output in _object(found.get("outputs") or {}, f"{where}.outputs").items():
             _object(output, f"{where}.outputs.{name}", _OUTPUT_KEYS)
             self.count(where)
         calls: list[ModuleCall] = []
         for name, call in _object(found.get("module_calls") or {}, f"{where}.module_calls").items():
-            here = f"{where}.module_calls.{name}"
+            here = f"{where}.module_calls.{_text(name, f'{where}.module_calls')}"
             raw = _object(call, here, _CALL_KEYS)
             self.count(here)
             child = f"{prefix}module.{name}"
