@@ -60,6 +60,14 @@ async def test_references_make_the_direct_edges(client: httpx.AsyncClient) -> No
     assert depths["module.box[0].aws_s3_bucket.b"] == 1
     assert depths["aws_s3_bucket.logs"] == 2  # through the instance it depends_on
     assert (await _depths(client, "aws_subnet.a"))["aws_instance.web"] == 1
+    across = await gql(
+        client,
+        """{ blastRadius(state: "team/net", address: "aws_vpc.main", crossStates: true) {
+             edges { node { depth resource { address } } } } }""",
+    )
+    assert {
+        e["node"]["resource"]["address"]: e["node"]["depth"] for e in across["blastRadius"]["edges"]
+    } == depths
 
     web = await _references(client, "aws_instance.web")
     assert sorted(
