@@ -132,18 +132,28 @@ async def configuration_versions(
     return found
 
 
-# A module call with what its state's current version holds under it: the distinct
-# instance keys of its calls (module paths), and how many resource instances.
-_MODULE_COLUMNS = """m.configuration_id, m.state_id, s.name AS state_name, m.key, m.name,
-    m.parent, m.source, m.version_constraint, m.expansion,
-    coalesce(u.instances, '{}') AS instances, coalesce(u.resources, 0)::int AS resources"""
-_UNDER = """LEFT JOIN LATERAL (
-        SELECT array_agg(DISTINCT r.module_path ORDER BY r.module_path) AS instances,
+# Module calls `found` (with their state's name) and, with `under`, what their states'
+# current versions hold under each: its module instances (module paths) and how many
+# resource instances. One pass over each state's current resources in modules, grouped
+# by their module's key, whatever the number of calls.
+_WITH_UNDER = """
+    {found},
+    under AS (
+        SELECT r.state_id, config_address(r.module_path) AS key,
+               array_agg(DISTINCT r.module_path ORDER BY r.module_path) AS instances,
                count(*) AS resources
-        FROM resources r
-        WHERE r.state_id = m.state_id AND r.serial_to IS NULL
-          AND r.module_path LIKE m.key || '%'
-          AND config_address(r.module_path) = m.key) u ON $under"""
+        FROM (SELECT DISTINCT state_id FROM found) f
+        JOIN resources r ON r.state_id = f.state_id AND r.serial_to IS NULL
+        WHERE {under} AND r.module_path IS NOT NULL
+        GROUP BY 1, 2)
+    SELECT m.configuration_id, m.state_id, m.state_name, m.key, m.name, m.parent, m.source,
+           m.version_constraint, m.expansion, coalesce(u.instances, '{{}}') AS instances,
+           coalesce(u.resources, 0)::int AS resources
+    FROM found m LEFT JOIN under u ON u.state_id = m.state_id AND u.key = m.key
+    ORDER BY m.state_name COLLATE "C", m.key COLLATE "C"
+"""
+_FOUND_COLUMNS = """m.configuration_id, m.state_id, s.name AS state_name, m.key, m.name,
+    m.parent, m.source, m.version_constraint, m.expansion"""
 
 
 async def state_modules(
@@ -151,21 +161,17 @@ async def state_modules(
 ) -> dict[UUID, list[asyncpg.Record]]:
     """Each state's module calls in its latest configuration, by key; with `under`, the
     instances and resource count of each in the state's current version."""
-    records = await conn.fetch(
-        f"""SELECT {_MODULE_COLUMNS}
-            FROM unnest($1::uuid[]) AS k (id)
-            JOIN state_configurations sc ON sc.state_id = k.id
-            JOIN states s ON s.id = k.id
-            JOIN configuration_modules m ON m.configuration_id = sc.configuration_id
-            {_UNDER.replace("$under", "$2")}
-            ORDER BY s.name, m.key COLLATE "C" """,
-        state_ids,
-        under,
-    )
-    found: dict[UUID, list[asyncpg.Record]] = {i: [] for i in state_ids}
+    found = f"""WITH found AS (
+        SELECT {_FOUND_COLUMNS}
+        FROM unnest($1::uuid[]) AS k (id)
+        JOIN state_configurations sc ON sc.state_id = k.id
+        JOIN states s ON s.id = k.id
+        JOIN configuration_modules m ON m.configuration_id = sc.configuration_id)"""
+    records = await conn.fetch(_WITH_UNDER.format(found=found, under="$2"), state_ids, under)
+    grouped: dict[UUID, list[asyncpg.Record]] = {i: [] for i in state_ids}
     for r in records:
-        found[r["state_id"]].append(r)
-    return found
+        grouped[r["state_id"]].append(r)
+    return grouped
 
 
 async def find_modules(
@@ -180,18 +186,19 @@ async def find_modules(
 ) -> list[asyncpg.Record]:
     """The module calls of every state's latest configuration (that `readable` may
     read), by state name then key: of `source`, in `state`, at `version_constraint`."""
+    found = f"""WITH found AS (
+        SELECT {_FOUND_COLUMNS}
+        FROM configuration_modules m
+        JOIN state_configurations sc ON sc.configuration_id = m.configuration_id
+        JOIN states s ON s.id = sc.state_id
+        WHERE ($1::text IS NULL OR m.source = $1)
+          AND ($2::text IS NULL OR s.name = $2)
+          AND ($3::text IS NULL OR m.version_constraint = $3)
+          AND may_read(s.name, $4::text[])
+        ORDER BY s.name COLLATE "C", m.key COLLATE "C"
+        LIMIT $5)"""
     return await conn.fetch(
-        f"""SELECT {_MODULE_COLUMNS}
-            FROM configuration_modules m
-            JOIN state_configurations sc ON sc.configuration_id = m.configuration_id
-            JOIN states s ON s.id = sc.state_id
-            {_UNDER.replace("$under", "$6")}
-            WHERE ($1::text IS NULL OR m.source = $1)
-              AND ($2::text IS NULL OR s.name = $2)
-              AND ($3::text IS NULL OR m.version_constraint = $3)
-              AND may_read(s.name, $4::text[])
-            ORDER BY s.name COLLATE "C", m.key COLLATE "C"
-            LIMIT $5""",
+        _WITH_UNDER.format(found=found, under="$6"),
         source,
         state,
         version_constraint,
