@@ -144,12 +144,17 @@ _WITH_UNDER = """
                count(*) AS resources
         FROM (SELECT DISTINCT state_id FROM found) f
         JOIN resources r ON r.state_id = f.state_id AND r.serial_to IS NULL
-        WHERE {under} AND r.module_path IS NOT NULL
+        WHERE r.module_path IS NOT NULL
         GROUP BY 1, 2)
-    SELECT m.configuration_id, m.state_id, m.state_name, m.key, m.name, m.parent, m.source,
-           m.version_constraint, m.expansion, coalesce(u.instances, '{{}}') AS instances,
+    SELECT m.*, coalesce(u.instances, '{{}}') AS instances,
            coalesce(u.resources, 0)::int AS resources
     FROM found m LEFT JOIN under u ON u.state_id = m.state_id AND u.key = m.key
+    ORDER BY m.state_name COLLATE "C", m.key COLLATE "C"
+"""
+# The same without what is under them (not asked for).
+_WITHOUT_UNDER = """
+    {found}
+    SELECT m.*, '{{}}'::text[] AS instances, 0 AS resources FROM found m
     ORDER BY m.state_name COLLATE "C", m.key COLLATE "C"
 """
 _FOUND_COLUMNS = """m.configuration_id, m.state_id, s.name AS state_name, m.key, m.name,
@@ -167,7 +172,8 @@ async def state_modules(
         JOIN state_configurations sc ON sc.state_id = k.id
         JOIN states s ON s.id = k.id
         JOIN configuration_modules m ON m.configuration_id = sc.configuration_id)"""
-    records = await conn.fetch(_WITH_UNDER.format(found=found, under="$2"), state_ids, under)
+    sql = (_WITH_UNDER if under else _WITHOUT_UNDER).format(found=found)
+    records = await conn.fetch(sql, state_ids)
     grouped: dict[UUID, list[asyncpg.Record]] = {i: [] for i in state_ids}
     for r in records:
         grouped[r["state_id"]].append(r)
@@ -197,12 +203,5 @@ async def find_modules(
           AND may_read(s.name, $4::text[])
         ORDER BY s.name COLLATE "C", m.key COLLATE "C"
         LIMIT $5)"""
-    return await conn.fetch(
-        _WITH_UNDER.format(found=found, under="$6"),
-        source,
-        state,
-        version_constraint,
-        readable,
-        limit,
-        under,
-    )
+    sql = (_WITH_UNDER if under else _WITHOUT_UNDER).format(found=found)
+    return await conn.fetch(sql, source, state, version_constraint, readable, limit)
