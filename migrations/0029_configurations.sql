@@ -54,10 +54,11 @@ CREATE TABLE state_configurations (
 CREATE INDEX state_configurations_configuration ON state_configurations (configuration_id);
 
 -- The per-version override of direct edges: a version of a state with a configuration
--- has every declared edge here, with its reason ('declared' when no reference explains
--- it) and `direct` (reduction-direct, or explained by a reference). The blast radius of
--- such a version follows these rows instead of resource_dependencies.direct.
--- A pruned version takes its rows with it.
+-- has its direct edges here (a reference explains them, or the reduction kept them:
+-- resource_dependencies.direct), with their reason ('declared' when no reference
+-- explains it). The blast radius of such a version follows these rows instead of
+-- resource_dependencies.direct; its other declared edges are not direct. A pruned
+-- version takes its rows with it (one trigger per version, not a check per edge).
 CREATE TABLE configured_versions (
     state_id          uuid NOT NULL,
     serial            bigint NOT NULL,
@@ -73,10 +74,15 @@ CREATE TABLE configured_edges (
     reason            text NOT NULL CHECK (reason IN ('explicit', 'implicit', 'declared')),
     attributes        text[] NOT NULL,
     direct            boolean NOT NULL,
-    PRIMARY KEY (state_id, serial, from_resource_id, to_resource_id),
-    FOREIGN KEY (state_id, serial) REFERENCES configured_versions (state_id, serial)
-        ON DELETE CASCADE
+    PRIMARY KEY (state_id, serial, from_resource_id, to_resource_id)
 );
+CREATE FUNCTION forget_configured_edges() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM configured_edges WHERE state_id = OLD.state_id AND serial = OLD.serial;
+    RETURN OLD;
+END $$;
+CREATE TRIGGER configured_versions_forget AFTER DELETE ON configured_versions
+    FOR EACH ROW EXECUTE FUNCTION forget_configured_edges();
 CREATE INDEX configured_edges_to ON configured_edges (state_id, serial, to_resource_id);
 
 -- An instance's or module instance's address without its instance keys (quoted keys may

@@ -1,17 +1,18 @@
-"""The edges of a configured version (migration 0029): every declared edge with its
-reason, and which are direct when the configuration is known.
+"""The edges of a configured version (migration 0029): which dependency edges are
+direct when the configuration is known, and why each edge is there.
 
 A version of a state with a configuration gets, at its write (or when a configuration
-is recorded for the state's current version), a copy of its declared edges in
-configured_edges: each explained by a reference of the configuration (matched by the
-addresses of both ends without instance keys) is `explicit` (depends_on) or
-`implicit` (with the arguments that hold it), the others `declared`. Such an edge is
-direct when a reference explains it or the transitive reduction kept it
-(resource_dependencies.direct): the references give the real first hops (a resource
-reading both a VPC and its subnet is one hop from each), and the reduction's edges keep
-every declared member reachable where the configuration does not say (a reference
-through a local value, a stale configuration). The blast radius of a configured version
-walks these (app/graph/edges.py)."""
+is recorded for the state's current version), a copy of its direct edges in
+configured_edges: a declared edge is direct when a reference of the configuration
+explains it (matched by the addresses of both ends without instance keys: `explicit`
+for depends_on, `implicit` with the arguments that hold it) or when the transitive
+reduction kept it (resource_dependencies.direct; `declared` when no reference explains
+it). The references give the real first hops (a resource reading both a VPC and its
+subnet is one hop from each), and the reduction's edges keep every declared member
+reachable where the configuration does not say (a reference through a local value, a
+stale configuration). The other declared edges are not copied: they are `declared`
+and not direct. The blast radius of a configured version walks the copy
+(app/graph/edges.py)."""
 
 from uuid import UUID
 
@@ -30,22 +31,25 @@ _CONFIGURE = f"""
         INSERT INTO configured_versions (state_id, serial, configuration_id)
         SELECT sc.state_id, $2, sc.configuration_id FROM state_configurations sc
         WHERE sc.state_id = $1
-        RETURNING configuration_id)
+        RETURNING configuration_id),
+    -- each resource's address without instance keys, once (not once per edge)
+    addresses AS (
+        SELECT r.id, config_address(r.address) AS address FROM resources r
+        WHERE {valid_at("r")} AND EXISTS (SELECT FROM marked)),
+    refs AS (
+        SELECT DISTINCT ON (x.source, x.target) x.source, x.target, x.reason, x.attributes
+        FROM marked c JOIN configuration_references x ON x.configuration_id = c.configuration_id
+        ORDER BY x.source, x.target, x.reason DESC)  -- 'implicit' sorts after 'explicit'
     INSERT INTO configured_edges
         (state_id, serial, from_resource_id, to_resource_id, reason, attributes, direct)
     SELECT $1, $2, d.from_resource_id, d.to_resource_id,
            coalesce(x.reason, '{DECLARED}'), coalesce(x.attributes, '{{}}'),
            d.direct OR x.reason IS NOT NULL
-    FROM marked c
-    JOIN resource_dependencies d ON {valid_at("d")}
-    JOIN resources f ON f.id = d.from_resource_id AND f.state_id = $1
-    JOIN resources t ON t.id = d.to_resource_id AND t.state_id = $1
-    LEFT JOIN LATERAL (
-        SELECT x.reason, x.attributes FROM configuration_references x
-        WHERE x.configuration_id = c.configuration_id
-          AND x.source = config_address(f.address)
-          AND x.target = config_address(t.address)
-        ORDER BY x.reason DESC LIMIT 1) x ON true"""
+    FROM resource_dependencies d
+    JOIN addresses f ON f.id = d.from_resource_id
+    JOIN addresses t ON t.id = d.to_resource_id
+    LEFT JOIN refs x ON x.source = f.address AND x.target = t.address
+    WHERE {valid_at("d")} AND (d.direct OR x.reason IS NOT NULL)"""
 
 
 async def configure_version(
@@ -78,9 +82,16 @@ _EDGES = """
               WHERE cfg.on AND c.state_id = kv.state_id AND c.serial = kv.serial
                 AND c.{near} = k.id
             UNION ALL
-              SELECT d.{far}, '{declared}', '{{}}'::text[], d.direct
+              -- the declared edges: all of them, or in a configured version those it
+              -- did not copy (neither referenced nor kept by the reduction: not direct)
+              SELECT d.{far}, '{declared}', '{{}}'::text[], d.direct AND NOT cfg.on
               FROM resource_dependencies d
-              WHERE NOT cfg.on AND d.{near} = k.id AND {valid}) e
+              WHERE d.{near} = k.id AND {valid}
+                AND NOT (cfg.on AND EXISTS (
+                    SELECT FROM configured_edges c
+                    WHERE c.state_id = kv.state_id AND c.serial = kv.serial
+                      AND c.from_resource_id = d.from_resource_id
+                      AND c.to_resource_id = d.to_resource_id))) e
         JOIN resources n ON n.id = e.id AND n.state_id = kv.state_id
         ORDER BY 2 LIMIT $3) e
     ORDER BY k.ord, e.address"""

@@ -9,6 +9,7 @@ import httpx
 
 from app.access import Role
 from app.configuration.parse import config_address
+from app.graph.retention import prune_state
 from tests.api.conftest import BOOT, MakeToken, as_token, error_codes, gql
 from tests.plans.configurations import network, network_state, plan_with
 
@@ -247,3 +248,21 @@ async def test_sql_config_address_agrees(conn: asyncpg.Connection) -> None:
     rows = await conn.fetch("SELECT config_address(a) AS c FROM unnest($1::text[]) AS a", addresses)
     assert [r["c"] for r in rows] == [config_address(a) for a in addresses]
     assert [r["c"] for r in rows][3] == "module.a.module.b.aws_b.c"
+
+
+async def test_pruned_and_deleted_versions_take_their_edges(
+    client: httpx.AsyncClient, conn: asyncpg.Connection
+) -> None:
+    await _write(client, network_state())
+    await gql(client, PUSH, {"state": "team/net", "plan": plan_with(network())})
+    await _write(client, network_state(serial=2))
+    await _write(client, network_state(serial=3))
+    counts = "SELECT serial, count(*) AS n FROM configured_edges GROUP BY 1 ORDER BY 1"
+    assert [(r["serial"], r["n"]) for r in await conn.fetch(counts)] == [(1, 6), (2, 6), (3, 6)]
+    state_id = await conn.fetchval("SELECT id FROM states WHERE name = 'team/net'")
+    await prune_state(conn, state_id, "team/net", 1, actor="test")
+    assert [r["serial"] for r in await conn.fetch(counts)] == [3]
+    response = await client.delete("/states/team/net")
+    assert response.status_code == 200, response.text
+    assert await conn.fetch(counts) == []
+    assert await conn.fetchval("SELECT count(*) FROM configurations") == 0
