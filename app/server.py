@@ -34,6 +34,7 @@ from app.auth import AuthMiddleware, TokenCache
 from app.backend.routes import WriteSlots
 from app.backend.routes import routes as backend_routes
 from app.config import Settings
+from app.configuration.routes import routes as configuration_routes
 from app.dashboard.routes import routes as dashboard_routes
 from app.errors import AppError
 from app.framing import FramingHeaders
@@ -215,6 +216,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             *_health_routes(),
             Route("/metrics", metrics),
             *plan_routes(),  # before the backend's: /states/{name}/plans
+            *configuration_routes(),  # before the backend's: /states/{name}/configurations
             # a state write's GC pause and allocator trim: the process's (app.process)
             *backend_routes(
                 [Middleware(process.StateWrites, large_write_bytes=settings.large_write_bytes)]

@@ -1350,3 +1350,7 @@ GROUPS["oidc"] = OIDC_GROUP
 from bench.plans import PLANS_GROUP  # noqa: E402  (it uses the helpers above)
 
 GROUPS["plans"] = PLANS_GROUP
+
+from bench.configuration import CONFIGURATION_GROUP  # noqa: E402  (it uses the helpers above)
+
+GROUPS["configuration"] = CONFIGURATION_GROUP

@@ -118,6 +118,7 @@ RULES: dict[str, Check] = {
     "Mutation.createToken": role(Role.ADMIN),
     "Mutation.revokeToken": role(Role.ADMIN),
     "Mutation.submitPlan": in_state(Role.READ, "state"),
+    "Mutation.pushConfiguration": in_state(Role.PLAN, "state"),
     "Query.webhooks": role(Role.ADMIN),
     "Mutation.createWebhook": role(Role.ADMIN),
     "Mutation.updateWebhook": role(Role.ADMIN),
@@ -143,7 +144,7 @@ def rule_of(type_name: str, field_name: str) -> Check:
 
 
 def _guarded(resolve: Callable[..., Any], check: Check, name: str) -> Callable[..., Any]:
-    async def guarded(source: Any, info: GraphQLResolveInfo[Context], **args: Any) -> Any:
+    async def guarded(source: Any, info: GraphQLResolveInfo[Context], /, **args: Any) -> Any:
         context: Context = info.context
         await check(context, args, f"call {name}")
         result = resolve(source, info, **args)

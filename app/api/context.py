@@ -2,6 +2,7 @@
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Concatenate, ParamSpec, TypeVar
 
 import asyncpg
@@ -13,6 +14,7 @@ from starlette.websockets import WebSocket
 from app import db
 from app.access import Principal
 from app.api.catalog.loaders import CatalogLoaders
+from app.api.configuration.loaders import ConfigurationLoaders
 from app.api.graph.loaders import GraphLoaders
 from app.api.rationed import share
 from app.auth import TokenCache, principal
@@ -52,6 +54,10 @@ class Context:
         self.principal = caller
         self.authorization = authorization
         self.graph = GraphLoaders(self.pool, self.settings, caller.patterns)
+
+    @cached_property
+    def configuration(self) -> ConfigurationLoaders:
+        return ConfigurationLoaders(self.pool)
 
     @property
     def token_cache(self) -> TokenCache:

@@ -15,6 +15,8 @@ from strawberry.types import ExecutionContext, ExecutionResult
 from app.api.access import guard
 from app.api.catalog.mutations import CatalogMutation
 from app.api.catalog.queries import CatalogQuery
+from app.api.configuration.mutations import ConfigurationMutation
+from app.api.configuration.queries import ConfigurationQuery
 from app.api.errors import coded, log_unexpected
 from app.api.graph.mutations import GraphMutation
 from app.api.graph.queries import GraphQuery
@@ -45,6 +47,7 @@ class Query(
     ReadersQuery,
     WebhookQuery,
     PlansQuery,
+    ConfigurationQuery,
 ):
     pass
 
@@ -59,6 +62,7 @@ class Mutation(
     ReadersMutation,
     WebhookMutation,
     PlansMutation,
+    ConfigurationMutation,
 ):
     pass
 

@@ -10,7 +10,17 @@ fish_source).
 
 import click
 
-from app.cli import access, database, iac, impact, policies, states, tokens, webhooks
+from app.cli import (
+    access,
+    configuration,
+    database,
+    iac,
+    impact,
+    policies,
+    states,
+    tokens,
+    webhooks,
+)
 
 COMMANDS: list[click.Command] = [
     database.serve,
@@ -34,6 +44,7 @@ COMMANDS: list[click.Command] = [
     access.login,
     webhooks.webhook,
     impact.impact,
+    configuration.config,
 ]
 
 

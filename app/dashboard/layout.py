@@ -16,8 +16,9 @@ which is not the radius' depth, and its pure-Python ordering of a 420-node pictu
 took 120 ms of the page's budget; a fixed-layer barycenter is a few lines.)
 """
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 COLUMN_WIDTH = 290  # a layer's column, its boxes and the gap to the next
 BOX_WIDTH = 240
@@ -47,6 +48,7 @@ class Line:
     x2: int
     y2: int
     summary: bool  # from a "+K more" node
+    reason: str = ""  # where a configuration is known: "implicit", "explicit" or "declared"
 
 
 @dataclass(frozen=True)
@@ -79,10 +81,12 @@ def layout(
     edges: Sequence[tuple[Hashable, Hashable]],
     *,
     beyond: int = 0,
+    reasons: Mapping[tuple[Any, Any], str] | None = None,
 ) -> Picture:
     """Boxes and lines for `root` (depth 0) and `layers` (depth 1, 2, ...), `edges` the
     (near, far) pairs between drawn resources: only those from one depth to the next
-    are drawn; `beyond` members past the last layer (the depth limit), one box."""
+    are drawn; `beyond` members past the last layer (the depth limit), one box;
+    `reasons`: why an edge is there (its line's `reason`), where a configuration says."""
     order: list[list[object]] = [[root[0]]]
     labels = {root[0]: root[1]}
     depth_of: dict[object, int] = {root[0]: 0}
@@ -115,7 +119,15 @@ def layout(
             positions[key] = (x, y)
             shown = sorted(nears, key=lambda n: (abs(positions[n][1] - y), positions[n][1]))
             shown = shown[:LINES_IN]
-            lines += [_line(positions[n], (x, y), summary=isinstance(n, _More)) for n in shown]
+            lines += [
+                _line(
+                    positions[n],
+                    (x, y),
+                    summary=isinstance(n, _More),
+                    reason=(reasons or {}).get((n, key), ""),
+                )
+                for n in shown
+            ]
             nodes.append(Node(key, labels[key], depth, x, y, unlined=len(nears) - len(shown)))
         if more[depth]:
             y += ROW_HEIGHT
@@ -140,9 +152,9 @@ def shorten(label: str, chars: int = LABEL_CHARS) -> str:
     return f"{label[:head]}…{label[len(label) - (chars - 1 - head) :]}"
 
 
-def _line(near: tuple[int, int], far: tuple[int, int], *, summary: bool) -> Line:
+def _line(near: tuple[int, int], far: tuple[int, int], *, summary: bool, reason: str = "") -> Line:
     middle = BOX_HEIGHT // 2
-    return Line(near[0] + BOX_WIDTH, near[1] + middle, far[0], far[1] + middle, summary)
+    return Line(near[0] + BOX_WIDTH, near[1] + middle, far[0], far[1] + middle, summary, reason)
 
 
 def _order(

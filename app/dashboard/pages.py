@@ -263,7 +263,11 @@ async def inventory_page(
     attributes contain) and/or `rtype`, the resources that match."""
     readable = tuple(caller.patterns) if caller.patterns is not None else None
     seen = ResourceFilter(readable=readable)
-    groups = {g.value: await inventory.inventory(conn, g, seen) for g in inventory.GroupBy}
+    groups = {
+        g.value: await inventory.inventory(conn, g, seen)
+        for g in inventory.GroupBy
+        if g is not inventory.GroupBy.MODULE_SOURCE  # the API's, with the configurations
+    }
     found, error = None, None
     if query or rtype:
         try:

@@ -176,6 +176,7 @@ async def _resource(request: Request) -> tuple[str, dict[str, Any]]:
         ],
         data.radius.edges,
         beyond=data.radius.beyond,
+        reasons=data.radius.reasons,
     )
     return "resource.html", {"page": data, "picture": picture}
 

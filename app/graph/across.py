@@ -36,13 +36,21 @@ CROSS_BLAST_KEY = Keyset(("walk_serial", "depth", "state_name", "address"), (int
 _LEVEL = "unnest(b.ids, b.state_ids, b.serials, b.paths) AS f (id, state_id, serial, path)"
 _CURRENT = """CROSS JOIN LATERAL (SELECT serial FROM state_versions
                                  WHERE state_id = {}.id ORDER BY serial DESC LIMIT 1) cv"""
+# A configured version (migration 0029) walks its configured_edges instead (see edges.py).
+_CONFIGURED = """EXISTS (SELECT FROM configured_versions cv
+                        WHERE cv.state_id = f.state_id AND cv.serial = f.serial)"""
 # The next resources (id, state, serial) from each of `f`, with the path to the one before.
 _HOPS = {
     Direction.DEPENDENTS: f"""
         SELECT d.id, f.state_id, f.serial, f.path FROM {_LEVEL}
         CROSS JOIN LATERAL (SELECT d.from_resource_id AS id FROM resource_dependencies d
-                            WHERE d.to_resource_id = f.id AND d.direct
-                              AND {valid_at("d", "f.state_id", "f.serial")} OFFSET 0) d
+                            WHERE d.to_resource_id = f.id AND d.direct AND NOT {_CONFIGURED}
+                              AND {valid_at("d", "f.state_id", "f.serial")}
+                          UNION ALL
+                            SELECT c.from_resource_id FROM configured_edges c
+                            WHERE c.state_id = f.state_id AND c.serial = f.serial
+                              AND c.to_resource_id = f.id AND c.direct
+                            OFFSET 0) d
       UNION ALL
         SELECT l.resource_id, c.id, cv.serial, f.path FROM {_LEVEL}
         JOIN output_lineage x ON x.resource_id = f.id AND {valid_at("x", "f.state_id", "f.serial")}
@@ -54,8 +62,13 @@ _HOPS = {
     Direction.DEPENDENCIES: f"""
         SELECT d.id, f.state_id, f.serial, f.path FROM {_LEVEL}
         CROSS JOIN LATERAL (SELECT d.to_resource_id AS id FROM resource_dependencies d
-                            WHERE d.from_resource_id = f.id AND d.direct
-                              AND {valid_at("d", "f.state_id", "f.serial")} OFFSET 0) d
+                            WHERE d.from_resource_id = f.id AND d.direct AND NOT {_CONFIGURED}
+                              AND {valid_at("d", "f.state_id", "f.serial")}
+                          UNION ALL
+                            SELECT c.to_resource_id FROM configured_edges c
+                            WHERE c.state_id = f.state_id AND c.serial = f.serial
+                              AND c.from_resource_id = f.id AND c.direct
+                            OFFSET 0) d
       UNION ALL
         SELECT x.resource_id, p.id, cv.serial, f.path FROM {_LEVEL}
         JOIN state_links l ON l.resource_id = f.id AND {valid_at("l", "f.state_id", "f.serial")}

@@ -3,7 +3,7 @@ whose walks are kept for the pages that follow (migration 0010)."""
 
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -41,6 +41,10 @@ R = TypeVar("R")
 NEIGHBOUR_KEY = Keyset(("address",), (str,))
 # A blast radius page row's key: the serial of the version walked, then the page order.
 BLAST_KEY = Keyset(("serial", "depth", "address"), (int, int, str))
+# Whether the version `kv` has a configuration's edges (migration 0029,
+# app/configuration/edges.py): its direct edges are then those of configured_edges.
+_CONFIGURED = """EXISTS (SELECT FROM configured_versions cv
+                       WHERE cv.state_id = kv.state_id AND cv.serial = kv.serial)"""
 
 
 async def neighbours(
@@ -53,7 +57,8 @@ async def neighbours(
     direct: bool = False,
 ) -> dict[ResourceKey, Page[asyncpg.Record]]:
     """Each resource's dependencies or dependents at its version (one hop), by address:
-    every declared one, or with `direct` those no other path implies."""
+    every declared one, or with `direct` those no other path implies (in a configured
+    version, those its configuration's references make)."""
     near, far = _HOP[direction]
     sql = paged_sql(
         # one index probe per resource (LATERAL, not a join the planner may turn into a
@@ -61,10 +66,17 @@ async def neighbours(
         f"""SELECT k.ord AS owner, n.id, n.state_id, k.version_id,
                    n.address COLLATE "C" AS address
             FROM {KEYS_AT_VERSIONS}
+            CROSS JOIN LATERAL (SELECT $5 AND {_CONFIGURED} AS on) cfg
             CROSS JOIN LATERAL (
                 SELECT d.{far} AS id FROM resource_dependencies d
-                WHERE d.{near} = k.id AND {valid_at("d", "kv.state_id", "kv.serial")}
-                  AND (d.direct OR NOT $5) OFFSET 0) d
+                WHERE NOT cfg.on AND d.{near} = k.id
+                  AND {valid_at("d", "kv.state_id", "kv.serial")}
+                  AND (d.direct OR NOT $5)
+              UNION ALL
+                SELECT c.{far} FROM configured_edges c
+                WHERE cfg.on AND c.state_id = kv.state_id AND c.serial = kv.serial
+                  AND c.{near} = k.id AND c.direct
+                OFFSET 0) d
             CROSS JOIN LATERAL (
                 SELECT n.id, n.state_id, n.address FROM resources n
                 WHERE n.id = d.id AND n.state_id = kv.state_id OFFSET 0) n""",
@@ -122,18 +134,25 @@ _ROOTS = """unnest($1::uuid[], $2::uuid[]) AS k (id, version_id)
     JOIN state_versions kv ON kv.id = k.version_id
     JOIN resources r ON r.id = k.id AND r.state_id = kv.state_id"""
 # The next resources `d` (d.id) from a resource `f` of the level before, at the root's version.
+# A configured version (migration 0029, app/configuration/edges.py) walks its own copy
+# of the edges, whose `direct` follows the configuration's references; `b.configured`
+# says which, once per root.
 _NEXT = f"""CROSS JOIN LATERAL (SELECT d.{{far}} AS id FROM resource_dependencies d
-                    WHERE d.{{near}} = f.id AND d.direct
+                    WHERE NOT b.configured AND d.{{near}} = f.id AND d.direct
                       AND {valid_at("d", "b.state_id", "b.serial")}
+                  UNION ALL
+                    SELECT c.{{far}} FROM configured_edges c
+                    WHERE b.configured AND c.state_id = b.state_id AND c.serial = b.serial
+                      AND c.{{near}} = f.id AND c.direct
                     OFFSET 0) d
     WHERE NOT EXISTS (SELECT FROM unnest(b.seen) AS s (id) WHERE s.id = d.id)"""
-_WALK = rf"""bfs (root_id, state_id, serial, depth, ids, addresses, paths, seen) AS (
+_WALK = rf"""bfs (root_id, state_id, serial, depth, ids, addresses, paths, seen, configured) AS (
         SELECT k.id, kv.state_id, kv.serial, 0, ARRAY[r.id], ARRAY[r.address COLLATE "C"],
-               ARRAY[{_ESCAPED}], ARRAY[r.id]
+               ARRAY[{_ESCAPED}], ARRAY[r.id], {_CONFIGURED}
         FROM {_ROOTS} WHERE {{roots}}
       UNION ALL
         SELECT b.root_id, b.state_id, b.serial, b.depth + 1, n.ids, n.addresses, n.paths,
-               b.seen || n.ids
+               b.seen || n.ids, b.configured
         FROM bfs b CROSS JOIN LATERAL (
             SELECT array_agg(step.id) AS ids, array_agg(r.address COLLATE "C") AS addresses,
                    array_agg(step.path || E'\x01\x01' || {_ESCAPED}) AS paths
@@ -146,11 +165,12 @@ _WALK = rf"""bfs (root_id, state_id, serial, depth, ids, addresses, paths, seen)
         WHERE n.ids IS NOT NULL
     )"""
 # The same walk for its size only: no addresses, no paths.
-_COUNT_WALK = f"""bfs (root_id, state_id, serial, depth, ids, seen) AS (
-        SELECT k.id, kv.state_id, kv.serial, 0, ARRAY[r.id], ARRAY[r.id]
+_COUNT_WALK = f"""bfs (root_id, state_id, serial, depth, ids, seen, configured) AS (
+        SELECT k.id, kv.state_id, kv.serial, 0, ARRAY[r.id], ARRAY[r.id], {_CONFIGURED}
         FROM {_ROOTS} WHERE {{roots}}
       UNION ALL
-        SELECT b.root_id, b.state_id, b.serial, b.depth + 1, n.ids, b.seen || n.ids
+        SELECT b.root_id, b.state_id, b.serial, b.depth + 1, n.ids, b.seen || n.ids,
+               b.configured
         FROM bfs b CROSS JOIN LATERAL (
             SELECT array_agg(step.id) AS ids
             FROM (SELECT d.id FROM unnest(b.ids) AS f (id) {_NEXT} GROUP BY d.id) step
@@ -161,9 +181,9 @@ _COUNT_WALK = f"""bfs (root_id, state_id, serial, depth, ids, seen) AS (
 
 def walk_sql(direction: Direction, *, roots: str = "true", paths: bool = True) -> str:
     """The walk, a CTE of WITH RECURSIVE: `bfs (root_id, state_id, serial, depth, ids,
-    addresses, paths, seen)`, a row per root per level, from the roots $1 (row ids) at $2
-    (version ids) that pass `roots` (a condition on `k`, `kv`) to the end; without
-    `paths`, only `bfs (root_id, state_id, serial, depth, ids, seen)`."""
+    addresses, paths, seen, configured)`, a row per root per level, from the roots $1 (row
+    ids) at $2 (version ids) that pass `roots` (a condition on `k`, `kv`) to the end;
+    without `paths`, only `bfs (root_id, state_id, serial, depth, ids, seen, configured)`."""
     near, far = _HOP[direction]
     return (_WALK if paths else _COUNT_WALK).format(near=near, far=far, roots=roots)
 
@@ -386,6 +406,8 @@ class RadiusLayers:
     layers: list[RadiusLayer]
     edges: list[tuple[UUID, UUID]]
     beyond: int = 0
+    # an edge's reason where a configuration is known (app/configuration/edges.py)
+    reasons: dict[tuple[UUID, UUID], str] = field(default_factory=dict)
 
 
 # Per depth of a kept walk ($1 root row id at $2 version, $3 and $4 its key) to depth $5
@@ -405,11 +427,18 @@ _LAYERS = f"""
         WHERE x.state_id = w.state_id AND x.walk_id = w.id AND x.depth = l.depth
         ORDER BY x.address LIMIT $6) d
     ORDER BY l.depth, d.address"""
-# The direct edges between resources $2 at version $1, the walk's way (near -> far).
+# The direct edges between resources $2 at version $1, the walk's way (near -> far),
+# with their reason in a configured version (app/configuration/edges.py), else NULL.
 _EDGES_BETWEEN = """
-    SELECT d.{near} AS near, d.{far} AS far
+    SELECT d.{near} AS near, d.{far} AS far, NULL::text AS reason
     FROM state_versions kv JOIN resource_dependencies d
       ON {valid} AND d.direct AND d.{near} = ANY($2::uuid[]) AND d.{far} = ANY($2::uuid[])
+    WHERE kv.id = $1 AND NOT {configured}
+  UNION ALL
+    SELECT c.{near}, c.{far}, c.reason
+    FROM state_versions kv JOIN configured_edges c
+      ON c.state_id = kv.state_id AND c.serial = kv.serial AND c.direct
+         AND c.{near} = ANY($2::uuid[]) AND c.{far} = ANY($2::uuid[])
     WHERE kv.id = $1"""
 
 
@@ -437,7 +466,7 @@ async def radius_layers(
     near, far = _HOP[direction]
     ids = [root[0], *(i for layer in layers.values() for i, _ in layer.drawn)]
     edges_sql = _EDGES_BETWEEN.format(
-        near=near, far=far, valid=valid_at("d", "kv.state_id", "kv.serial")
+        near=near, far=far, valid=valid_at("d", "kv.state_id", "kv.serial"), configured=_CONFIGURED
     )
     found = await conn.fetch(edges_sql, root[1], ids)
     total = sum(layer.total for layer in layers.values())
@@ -446,4 +475,5 @@ async def radius_layers(
         list(layers.values()),
         [(r["near"], r["far"]) for r in found],
         pages[root].beyond,
+        {(r["near"], r["far"]): r["reason"] for r in found if r["reason"]},
     )

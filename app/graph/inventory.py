@@ -18,6 +18,9 @@ class GroupBy(enum.Enum):
     PROVIDER = "provider"
     STATE = "state"
     MODULE = "module"  # the root module's key is ""
+    # the source of the module call it is in, by its state's latest configuration
+    # (app/configuration/): "" in the root module, "(unknown)" where none says
+    MODULE_SOURCE = "module_source"
 
 
 _KEY = {
@@ -25,6 +28,11 @@ _KEY = {
     GroupBy.PROVIDER: "r.provider",
     GroupBy.STATE: "s.name",
     GroupBy.MODULE: "coalesce(r.module_path, '')",
+    GroupBy.MODULE_SOURCE: """CASE WHEN coalesce(r.module_path, '') = '' THEN ''
+        ELSE coalesce((SELECT m.source FROM state_configurations sc
+                       JOIN configuration_modules m ON m.configuration_id = sc.configuration_id
+                       WHERE sc.state_id = s.id AND m.key = config_address(r.module_path)),
+                      '(unknown)') END""",
 }
 
 

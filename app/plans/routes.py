@@ -11,6 +11,8 @@ from app import db
 from app.access import Role
 from app.auth import principal
 from app.backend.protocol import receive_body
+from app.configuration.parse import configuration_of
+from app.configuration.store import PLAN, record_configuration
 from app.errors import BadInput, UnsupportedMediaType
 from app.http import json_response
 from app.jsonutil import JsonInputError, read
@@ -40,8 +42,13 @@ async def post_plan(request: Request) -> Response:
     except JsonInputError as exc:
         raise BadInput(f"not a Terraform plan: {exc}") from None
     parsed = parse_plan(document)
+    configuration = configuration_of(document)
     async with db.connection(request.app.state.pool) as conn:
         plan = await submit_plan(conn, name, parsed, submitter=caller.name)
+        if configuration is not None and caller.may_plan(name):
+            await record_configuration(
+                conn, name, configuration, origin=PLAN, submitter=caller.name
+            )
         report = await plan_report(conn, plan, readable=caller.patterns)
     return json_response(report, 201)
 

@@ -173,6 +173,12 @@ def _policy(p: Place) -> dict[str, Any]:
 
 ABSENT = str(uuid.uuid4())
 _PLAN = b'{"format_version": "1.2", "resource_changes": []}'
+# a plan with a configuration: a module call of "./m" (pushed to each place's state)
+_CONFIGURED = {
+    "format_version": "1.2",
+    "resource_changes": [],
+    "configuration": {"root_module": {"module_calls": {"m": {"source": "./m", "module": {}}}}},
+}
 
 QUERIES: dict[str, Op] = {
     "Query.node": Op(
@@ -243,6 +249,12 @@ QUERIES: dict[str, Op] = {
     # the matrix's states read no other: what links show is tests/api/test_across.py's
     "Query.statesGraph": Op(Need.ANY, selection="{ states { name } }"),
     "Query.staleConsumers": Op(Need.ANY, lambda p: {"state": p.state}, "{ consumer { name } }"),
+    "Query.modules": Op(
+        Need.SEEN,
+        lambda p: {"source": "./m"},
+        "{ state key }",
+        lambda d, p: p.state in [m["state"] for m in d["modules"]],
+    ),
 }
 
 _TABLE_CHILDREN = ("Column", "Rule", "Trigger", "View", "Grant", "PublicRead")
@@ -307,6 +319,9 @@ MUTATIONS: dict[str, Op] = {
     "Mutation.submitPlan": Op(
         Need.READ_PLACE, lambda p: {"state": p.state, "plan": json.loads(_PLAN)}, "{ id }"
     ),
+    "Mutation.pushConfiguration": Op(
+        Need.PLAN_PLACE, lambda p: {"state": p.state, "plan": _CONFIGURED}, "{ created }"
+    ),
     # an address refused before any lookup: BAD_INPUT
     "Mutation.createWebhook": Op(
         Need.ADMIN,
@@ -367,6 +382,12 @@ ROUTES: dict[str, Call] = {
     "POST /states/{name}/plans": Call(
         "POST", lambda p: f"/states/{p.state}/plans", Need.READ_PLACE, lambda p: _PLAN
     ),
+    "POST /states/{name}/configurations": Call(
+        "POST",
+        lambda p: f"/states/{p.state}/configurations",
+        Need.PLAN_PLACE,
+        lambda p: json.dumps(_CONFIGURED).encode(),
+    ),
     "GET /states (iac:)": Call("GET", lambda p: f"/states/iac:{p.slug}/crm", Need.READ_PLACE),
     "POST /states (iac:)": Call(
         "POST", lambda p: f"/states/iac:{p.slug}/crm", Need.IAC_REFUSED, lambda p: tf_state()
@@ -424,6 +445,8 @@ def _place(client: httpx.Client, side: str, slug: str) -> Place:
     rows = _gql(client, f'{{ iacState(scope: "{slug}") {{ resourceType ref resourceId }} }}')
     by_ref = {(r["resourceType"], r["ref"]): r["resourceId"] for r in rows["iacState"]}
     state_id = _gql(client, f'{{ state(name: "{state}") {{ id }} }}')["state"]["id"]
+    push = "mutation($s: String!, $p: JSON!) { pushConfiguration(state: $s, plan: $p) { created } }"
+    _gql(client, push, {"s": state, "p": _CONFIGURED})
     ids = {
         "state": state_id,
         "table": by_ref["table", "contacts"],

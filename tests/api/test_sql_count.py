@@ -1,12 +1,15 @@
 """The number of SQL statements a query runs does not grow with the items it returns
 (pinned per operation, the way saleor does)."""
 
+from app.configuration.parse import parse_configuration
+from app.configuration.store import record_configuration
 from app.graph.events import append_event
 from app.graph.write.version import write_version
 from app.webhooks.kinds import EventKind
 from app.webhooks.store import create_webhook
 from tests.api.conftest import gql
 from tests.graph.states import resource, state
+from tests.plans.configurations import call, config_resource, configuration, module, refs
 
 LIST = """query($first: Int!) {
   resources(first: $first, filter: {state: "big"}) {
@@ -116,3 +119,42 @@ async def test_webhooks_with_their_deliveries_run_two_statements(client, conn, s
 
     assert await webhooks(1) == 2  # the webhooks, and the page of each
     assert await webhooks(3) == 2  # four now
+
+
+CONFIGURED = """query($first: Int!) {
+  states(first: 3) { edges { node {
+    modules { key source instances }
+    configurations { number variables { name } }
+    currentVersion { resources(first: $first, filter: {type: "aws_instance"}) { edges { node {
+      references { reason attributes resource { address } }
+      referencedBy { reason resource { address } }
+    } } } }
+  } } }
+  modules(source: "./box") { state key resourceCount }
+}"""
+
+
+async def test_the_configuration_graph_runs_a_fixed_number_of_statements(
+    client, conn, statements
+) -> None:
+    box = {"resources": [config_resource("aws_eip.ip")]}
+    root = module(
+        [
+            config_resource("aws_vpc.main"),
+            config_resource("aws_security_group.sg", {"vpc_id": refs("aws_vpc.main.id")}),
+            config_resource(
+                "aws_instance.web",
+                {"vpc_id": refs("aws_vpc.main.id"), "sg": refs("aws_security_group.sg.id")},
+            ),
+        ],
+        calls={"box": call("./box", box)},
+    )
+    for name in ("a", "b", "c"):
+        await write_version(conn, name, _web(12), actor="test")
+        await record_configuration(
+            conn, name, parse_configuration(configuration(root)), origin="push", submitter="t"
+        )
+    # states, modules, configurations, currentVersion, resources, references,
+    # referencedBy, their resources (one load), and the root modules: 9
+    assert await _count(client, statements, CONFIGURED, 1) == 9
+    assert await _count(client, statements, CONFIGURED, 12) == 9

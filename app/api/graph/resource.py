@@ -11,6 +11,7 @@ import strawberry
 from strawberry import relay
 from strawberry.scalars import JSON
 
+from app.api.configuration.types import ResourceReferences
 from app.api.context import Info
 from app.api.graph import lists, rows
 from app.api.graph.blast import BlastRadiusConnection
@@ -26,7 +27,7 @@ from app.graph import history as graph_history
 
 
 @strawberry.type(description="One resource instance of a state version.")
-class Resource(ResourceColumns, relay.Node):
+class Resource(ResourceReferences, ResourceColumns, relay.Node):
     id: relay.NodeID[str]
     address: str
     mode: ResourceMode

@@ -10,6 +10,7 @@ import strawberry
 from strawberry import relay
 from strawberry.scalars import JSON
 
+from app.api.configuration.types import StateConfiguration
 from app.api.context import Info
 from app.api.graph import rows
 from app.api.graph.inputs import StateKind
@@ -32,7 +33,7 @@ class Lock:
 
 
 @strawberry.type
-class State(StateReaders, relay.Node):
+class State(StateReaders, StateConfiguration, relay.Node):
     id: relay.NodeID[str]
     name: str
     kind: StateKind

@@ -11,6 +11,7 @@ from uuid import UUID
 
 import asyncpg
 
+from app.configuration.edges import configure_version
 from app.graph import links, policies, sealing
 from app.graph.events import append_event
 from app.graph.raw import Body, save_raw, seal_md5
@@ -107,6 +108,8 @@ async def _write_version(
             version_id = await _insert_version(conn, state_id, version, md5, actor)
             rows, outputs_changed = await _write_graph(conn, state_id, version_id, version, servers)
             await _complete_version(conn, version_id, version, raw, rows)
+        # a state with a configuration: the new version's edges with their reasons
+        await configure_version(conn, state_id, version.serial)
         if outputs_changed:
             await links.record_stale(conn, state_id, version.serial, actor=actor)
             await sealing.reseal_consumers(conn, name)

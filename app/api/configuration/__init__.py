@@ -1,0 +1,1 @@
+"""The configuration graph in GraphQL: modules, configuration versions, reasons of edges."""

@@ -1,0 +1,1 @@
+"""The configuration graph: modules and the references behind each dependency."""

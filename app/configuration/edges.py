@@ -1,0 +1,122 @@
+"""The edges of a configured version (migration 0029): which dependency edges are
+direct when the configuration is known, and why each edge is there.
+
+A version of a state with a configuration gets, at its write (or when a configuration
+is recorded for the state's current version), a copy of its direct edges in
+configured_edges: a declared edge is direct when a reference of the configuration
+explains it (matched by the addresses of both ends without instance keys: `explicit`
+for depends_on, `implicit` with the arguments that hold it) or when the transitive
+reduction kept it (resource_dependencies.direct; `declared` when no reference explains
+it). The references give the real first hops (a resource reading both a VPC and its
+subnet is one hop from each), and the reduction's edges keep every declared member
+reachable where the configuration does not say (a reference through a local value, a
+stale configuration). The other declared edges are not copied: they are `declared`
+and not direct. The blast radius of a configured version walks the copy
+(app/graph/edges.py)."""
+
+from uuid import UUID
+
+import asyncpg
+
+from app.graph.queries import valid_at
+from app.graph.resources import KEYS_AT_VERSIONS, ResourceKey, key_arrays
+
+EXPLICIT, IMPLICIT, DECLARED = "explicit", "implicit", "declared"
+
+# The version ($1 state, $2 serial) marked with the state's configuration, and its
+# declared edges copied with their reasons. A pair both referenced and in depends_on is
+# implicit (the reference is what the value needs).
+_CONFIGURE = f"""
+    WITH marked AS (
+        INSERT INTO configured_versions (state_id, serial, configuration_id)
+        SELECT sc.state_id, $2, sc.configuration_id FROM state_configurations sc
+        WHERE sc.state_id = $1
+        RETURNING configuration_id),
+    -- each resource's address without instance keys, once (not once per edge)
+    addresses AS (
+        SELECT r.id, config_address(r.address) AS address FROM resources r
+        WHERE {valid_at("r")} AND EXISTS (SELECT FROM marked)),
+    refs AS (
+        SELECT DISTINCT ON (x.source, x.target) x.source, x.target, x.reason, x.attributes
+        FROM marked c JOIN configuration_references x ON x.configuration_id = c.configuration_id
+        ORDER BY x.source, x.target, x.reason DESC)  -- 'implicit' sorts after 'explicit'
+    INSERT INTO configured_edges
+        (state_id, serial, from_resource_id, to_resource_id, reason, attributes, direct)
+    SELECT $1, $2, d.from_resource_id, d.to_resource_id,
+           coalesce(x.reason, '{DECLARED}'), coalesce(x.attributes, '{{}}'),
+           d.direct OR x.reason IS NOT NULL
+    FROM resource_dependencies d
+    JOIN addresses f ON f.id = d.from_resource_id
+    JOIN addresses t ON t.id = d.to_resource_id
+    LEFT JOIN refs x ON x.source = f.address AND x.target = t.address
+    WHERE {valid_at("d")} AND (d.direct OR x.reason IS NOT NULL)"""
+
+
+async def configure_version(
+    conn: asyncpg.Connection, state_id: UUID, serial: int, *, replace: bool = False
+) -> None:
+    """Copies the declared edges of the version at `serial` with their reasons, when the
+    state has a configuration (else nothing); `replace`: those it had are dropped first
+    (a new configuration for the version)."""
+    if replace:
+        await conn.execute(
+            "DELETE FROM configured_versions WHERE state_id = $1 AND serial = $2",
+            state_id,
+            serial,
+        )
+    await conn.execute(_CONFIGURE, state_id, serial)
+
+
+# Each resource ($1 row ids at $2 versions) with its edges one way: the configured
+# version's (with reasons) or, with no configuration, the declared ones. By address of
+# the other end.
+_EDGES = """
+    SELECT k.ord AS owner, e.id, e.address, e.reason, e.attributes, e.direct
+    FROM {keys}
+    CROSS JOIN LATERAL (
+        SELECT EXISTS (SELECT FROM configured_versions cv
+                       WHERE cv.state_id = kv.state_id AND cv.serial = kv.serial) AS on) cfg
+    CROSS JOIN LATERAL (
+        SELECT n.id, n.address COLLATE "C" AS address, e.reason, e.attributes, e.direct
+        FROM (SELECT c.{far} AS id, c.reason, c.attributes, c.direct FROM configured_edges c
+              WHERE cfg.on AND c.state_id = kv.state_id AND c.serial = kv.serial
+                AND c.{near} = k.id
+            UNION ALL
+              -- the declared edges: all of them, or in a configured version those it
+              -- did not copy (neither referenced nor kept by the reduction: not direct)
+              SELECT d.{far}, '{declared}', '{{}}'::text[], d.direct AND NOT cfg.on
+              FROM resource_dependencies d
+              WHERE d.{near} = k.id AND {valid}
+                AND NOT (cfg.on AND EXISTS (
+                    SELECT FROM configured_edges c
+                    WHERE c.state_id = kv.state_id AND c.serial = kv.serial
+                      AND c.from_resource_id = d.from_resource_id
+                      AND c.to_resource_id = d.to_resource_id))) e
+        JOIN resources n ON n.id = e.id AND n.state_id = kv.state_id
+        ORDER BY 2 LIMIT $3) e
+    ORDER BY k.ord, e.address"""
+
+
+async def reasoned_edges(
+    conn: asyncpg.Connection, keys: list[ResourceKey], *, referenced_by: bool, limit: int
+) -> dict[ResourceKey, list[asyncpg.Record]]:
+    """Each resource's dependency edges (what it references) or, with `referenced_by`,
+    its dependents' edges to it: the other end (`id`, `address`), `reason`,
+    `attributes`, `direct`. At most `limit` each, by address."""
+    near, far = (
+        ("to_resource_id", "from_resource_id")
+        if referenced_by
+        else ("from_resource_id", "to_resource_id")
+    )
+    sql = _EDGES.format(
+        keys=KEYS_AT_VERSIONS,
+        near=near,
+        far=far,
+        declared=DECLARED,
+        valid=valid_at("d", "kv.state_id", "kv.serial"),
+    )
+    records = await conn.fetch(sql, *key_arrays(keys), limit)
+    found: dict[ResourceKey, list[asyncpg.Record]] = {k: [] for k in keys}
+    for r in records:
+        found[keys[r["owner"] - 1]].append(r)
+    return found
