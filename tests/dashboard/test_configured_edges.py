@@ -5,10 +5,10 @@ import re
 
 import asyncpg
 import httpx
-from app.graph.store import write_version
 
 from app.configuration.parse import parse_configuration
 from app.configuration.store import PUSH, record_configuration
+from app.graph.write.version import write_version
 from tests.plans.configurations import network, network_state
 
 
