@@ -22,6 +22,7 @@ from app.api.graph.queries import GraphQuery
 from app.api.graph.subscriptions import GraphSubscription
 from app.api.iac.mutations import IacMutation
 from app.api.iac.queries import IacQuery
+from app.api.leases.mutations import LeasesMutation
 from app.api.limits import EXTENSIONS
 from app.api.plans.mutations import PlansMutation
 from app.api.plans.queries import PlansQuery
@@ -59,6 +60,7 @@ class Mutation(
     ReadersMutation,
     WebhookMutation,
     PlansMutation,
+    LeasesMutation,
 ):
     pass
 

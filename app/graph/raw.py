@@ -296,6 +296,20 @@ async def stream_raw(pool: asyncpg.Pool, version: RawVersion) -> AsyncIterator[b
         yield piece
 
 
+async def whole_raw(conn: asyncpg.Connection, version: RawVersion) -> bytes:
+    """The bytes of `version` at once, on `conn` (a lease's merged write reads the head
+    while holding the state's row)."""
+    if version.body is not None:
+        return version.body
+    pieces = []
+    for start, stop in version.pieces():
+        piece = await _read_piece(conn, version, start, stop)
+        if piece is None:
+            raise RuntimeError(f"state version {version.version_id} was deleted while read")
+        pieces.append(piece)
+    return b"".join(pieces)
+
+
 async def _read_piece(
     conn: asyncpg.Connection, version: RawVersion, start: int, stop: int
 ) -> bytes | None:

@@ -21,6 +21,7 @@ from strawberry.scalars import JSON
 from app.access import Principal
 from app.api.context import Info
 from app.api.graph.loaders import Blast, Filtered, Hop
+from app.api.leases.types import StateLeases
 from app.api.lookahead import Selected, descend
 from app.api.pagination import (
     DEFAULT_FIRST,
@@ -370,7 +371,7 @@ class Event(relay.Node):
 
 
 @strawberry.type
-class State(StateReaders, relay.Node):
+class State(StateReaders, StateLeases, relay.Node):
     id: relay.NodeID[str]
     name: str
     kind: StateKind
