@@ -608,4 +608,4 @@ from app import cli_access  # noqa: E402, F401 (whoami, output readers: commands
 from app.webhook_cli import webhook  # noqa: E402
 
 main.add_command(webhook)
-from app import impact_cli  # noqa: E402, F401 (impact: a command of `main`)
+from app import impact_cli, lease_cli  # noqa: E402, F401 (impact, lease: commands of `main`)
