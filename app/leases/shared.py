@@ -12,7 +12,7 @@ from typing import Any
 import asyncpg
 
 from app.access import Principal, Role
-from app.errors import Forbidden
+from app.errors import Forbidden, Locked
 from app.graph.events import append_event
 from app.graph.store import ensure_state
 
@@ -37,7 +37,7 @@ async def take(
     conn: asyncpg.Connection, name: str, info: dict[str, Any], *, who: Principal
 ) -> bool:
     """Hold state `name` for the plan `info` describes; False when that lock was already
-    held (a LOCK retried), by `who`. Another token's lock of that ID: Forbidden."""
+    held (a LOCK retried), by `who`. Another token's lock of that ID: Locked."""
     async with conn.transaction():
         state_id = await ensure_state(conn, name)
         taken = await conn.fetchval(
@@ -59,13 +59,16 @@ async def take(
                 detail=_detail(info, who.name),
             )
             return True
-        holder = await conn.fetchval(
-            "SELECT holder FROM state_plan_locks WHERE state_id = $1 AND lock_id = $2",
+        held = await conn.fetchrow(
+            "SELECT info, holder FROM state_plan_locks WHERE state_id = $1 AND lock_id = $2",
             state_id,
             info["ID"],
         )
-        if holder not in (None, who.name):
-            raise _not_the_holder(who, name, info["ID"], holder, f"LOCK state {name!r}")
+        if held is not None and held["holder"] not in (None, who.name):
+            raise Locked(
+                f"state {name!r} has a plan's lock of that ID (by token {held['holder']!r})",
+                held["info"],
+            )
         return False
 
 

@@ -255,7 +255,8 @@ async def _insert(
         f"""WITH made AS (
                 INSERT INTO leases (id, state_id, holder, base_serial, addresses, outputs,
                                     ttl_seconds, expires_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7::integer, now() + $7::integer * interval '1 second')
+                VALUES ($1, $2, $3, $4, $5, $6, $7::integer,
+                        now() + $7::integer * interval '1 second')
                 RETURNING *
             ), footprint AS (
                 INSERT INTO lease_footprints (lease_id, state_id, address)

@@ -307,6 +307,12 @@ MUTATIONS: dict[str, Op] = {
     "Mutation.submitPlan": Op(
         Need.READ_PLACE, lambda p: {"state": p.state, "plan": json.loads(_PLAN)}, "{ id }"
     ),
+    "Mutation.acquireLease": Op(
+        Need.WRITE_PLACE,
+        lambda p: {"state": p.state, "plan": json.loads(_PLAN), "ttlSeconds": 1},
+        "{ id }",
+    ),
+    "Mutation.releaseLease": Op(Need.WRITE, lambda p: {"id": ABSENT}, "{ id }"),
     # an address refused before any lookup: BAD_INPUT
     "Mutation.createWebhook": Op(
         Need.ADMIN,
