@@ -364,3 +364,56 @@ async def refuse_live_leases(conn: asyncpg.Connection, name: str) -> None:
             "Leases": lease_names(live),
         },
     )
+
+
+@dataclass(frozen=True)
+class Holders:
+    """Everything holding a state: its writer's lock, the plans' and the live leases."""
+
+    lock: dict[str, Any] | None
+    plan_locks: list[dict[str, Any]]
+    leases: list[Lease]
+
+
+def _when(value: str) -> datetime:
+    return datetime.fromisoformat(value)
+
+
+async def holders(conn: asyncpg.Connection, state_id: UUID, name: str) -> Holders:
+    """One statement (the dashboard's state page counts them)."""
+    record = await conn.fetchrow(
+        """SELECT
+             (SELECT coalesce(jsonb_agg(to_jsonb(x) ORDER BY x.shared, x.created_at), '[]')
+              FROM (SELECT lock_id, info, holder, info->>'Who' AS who,
+                           info->>'Operation' AS operation, created_at, false AS shared
+                    FROM state_locks WHERE state_id = $1
+                    UNION ALL
+                    SELECT lock_id, info, holder, info->>'Who', info->>'Operation',
+                           created_at, true
+                    FROM state_plan_locks WHERE state_id = $1) x) AS locks,
+             (SELECT coalesce(jsonb_agg(to_jsonb(l) ORDER BY l.created_at, l.id), '[]')
+              FROM leases l WHERE l.state_id = $1 AND l.expires_at > now()) AS leases""",
+        state_id,
+    )
+    assert record is not None  # scalar subqueries: always a row
+    locks = [{**x, "created_at": _when(x["created_at"])} for x in record["locks"]]
+    leases = [
+        Lease(
+            id=UUID(x["id"]),
+            state_id=state_id,
+            state_name=name,
+            holder=x["holder"],
+            base_serial=x["base_serial"],
+            addresses=x["addresses"],
+            outputs=x["outputs"],
+            ttl_seconds=x["ttl_seconds"],
+            expires_at=_when(x["expires_at"]),
+            lock_id=x["lock_id"],
+            lock_info=x["lock_info"],
+            writes=x["writes"],
+            created_at=_when(x["created_at"]),
+        )
+        for x in record["leases"]
+    ]
+    writer = next((x for x in locks if not x["shared"]), None)
+    return Holders(writer, [x for x in locks if x["shared"]], leases)
