@@ -8,17 +8,34 @@ by this POST that differs in the head from the snapshot (another writer touched 
 meanwhile) is a conflict: nothing is merged.
 """
 
-import copy
-from collections.abc import Iterable
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.tfstate.address import instance_address
+from app.tfstate.address import index_suffix
 
 OUTPUT_PREFIX = "output."  # a footprint names an output as `output.NAME`
 
-# An instance as a state holds it: its resource's fields but `instances`, and the instance
+# An instance as a state holds it: its resource (whose fields but `instances` are the
+# instance's too), and the instance
 Entry = tuple[dict[str, Any], dict[str, Any]]
+
+
+def meta(resource: dict[str, Any]) -> dict[str, Any]:
+    """A resource's own fields: all but its instances."""
+    return {k: v for k, v in resource.items() if k != "instances"}
+
+
+def same(a: Entry | None, b: Entry | None) -> bool:
+    """Whether two instances are equal, their resources' own fields included."""
+    if a is None or b is None:
+        return a is b
+    if a[1] != b[1]:
+        return False
+    first, second = a[0], b[0]
+    return first is second or all(
+        first.get(k) == second.get(k) for k in first.keys() | second.keys() if k != "instances"
+    )
 
 
 def resource_of(resource: dict[str, Any]) -> str:
@@ -29,21 +46,22 @@ def resource_of(resource: dict[str, Any]) -> str:
     return f"{module}.{local}" if module else local
 
 
+@functools.lru_cache(maxsize=65536)  # the keys of a state recur in every document of it
+def _suffix(index_key: str | int | None) -> str:
+    return index_suffix(index_key)
+
+
 def instances(document: dict[str, Any]) -> dict[str, Entry]:
     """Every instance of a v4 state by its address (a deposed object has its own)."""
     found: dict[str, Entry] = {}
     for resource in document.get("resources") or []:
-        meta = {k: v for k, v in resource.items() if k != "instances"}
+        base = resource_of(resource)
         for instance in resource.get("instances") or []:
-            address = instance_address(
-                resource.get("module"),
-                str(resource.get("mode")),
-                str(resource.get("type")),
-                str(resource.get("name")),
-                instance.get("index_key"),
-                instance.get("deposed"),
-            )
-            found[address] = (meta, instance)
+            key = instance.get("index_key")
+            address = base + (_suffix(key) if isinstance(key, str | int) else "")
+            if (deposed := instance.get("deposed")) is not None:
+                address = f"{address} (deposed object {deposed})"
+            found[address] = (resource, instance)
     return found
 
 
@@ -65,7 +83,7 @@ class Changes:
 def changes(before: dict[str, Any], after: dict[str, Any]) -> Changes:
     """What `after` changes of `before` (two v4 states)."""
     old, new = instances(before), instances(after)
-    changed = {a: new.get(a) for a in old.keys() | new.keys() if old.get(a) != new.get(a)}
+    changed = {a: new.get(a) for a in old.keys() | new.keys() if not same(old.get(a), new.get(a))}
     old_out, new_out = before.get("outputs") or {}, after.get("outputs") or {}
     outputs = {
         n: new_out.get(n)
@@ -85,62 +103,58 @@ class Merged:
 def merge(head: dict[str, Any], snapshot: dict[str, Any], written: dict[str, Any]) -> Merged:
     """`written`'s changes against `snapshot`, applied to `head` as its next version
     (serial + 1, head's lineage); conflicts when `head` differs from `snapshot` where
-    `written` changes it. No changes: no document."""
+    `written` changes it. No changes: no document. The three documents are the caller's
+    to give up: the merged one is `head`, patched in place (a write changes a few
+    instances of thousands)."""
     found = changes(snapshot, written)
     if not found:
         return Merged(None, found, [])
     head_instances, snap_instances = instances(head), instances(snapshot)
     head_out, snap_out = head.get("outputs") or {}, snapshot.get("outputs") or {}
-    conflicts = [a for a in found.instances if head_instances.get(a) != snap_instances.get(a)]
+    conflicts = [
+        a for a in found.instances if not same(head_instances.get(a), snap_instances.get(a))
+    ]
     conflicts += [OUTPUT_PREFIX + n for n in found.outputs if head_out.get(n) != snap_out.get(n)]
     if conflicts:
         return Merged(None, found, sorted(conflicts))
-    merged = {**head_instances, **{a: e for a, e in found.instances.items() if e is not None}}
-    for address, entry in found.instances.items():
-        if entry is None:
-            merged.pop(address, None)
-    outputs = {**head_out, **{n: v for n, v in found.outputs.items() if v is not None}}
+    _patch(head, head_instances, found.instances)
+    outputs = dict(head_out)
     for name, value in found.outputs.items():
         if value is None:
             outputs.pop(name, None)
-    document = {k: copy.deepcopy(v) for k, v in head.items() if k not in ("resources", "outputs")}
-    document["serial"] = int(head.get("serial") or 0) + 1
-    document["terraform_version"] = written.get("terraform_version", head.get("terraform_version"))
-    document["outputs"] = copy.deepcopy(outputs)
-    document["resources"] = render(merged, (head, written))
+        else:
+            outputs[name] = value
+    head["outputs"] = outputs
+    head["serial"] = int(head.get("serial") or 0) + 1
+    head["terraform_version"] = written.get("terraform_version", head.get("terraform_version"))
     if written.get("check_results") != snapshot.get("check_results"):
-        document["check_results"] = copy.deepcopy(written.get("check_results"))
-    return Merged(document, found, [])
+        head["check_results"] = written.get("check_results")
+    return Merged(head, found, [])
 
 
-def _order(documents: Iterable[dict[str, Any]]) -> tuple[list[str], dict[str, int]]:
-    """Resources, and instances, in the order they first appear in `documents`."""
-    resources: list[str] = []
-    position: dict[str, int] = {}
-    seen: set[str] = set()
-    for document in documents:
-        for resource in document.get("resources") or []:
-            if (key := resource_of(resource)) not in seen:
-                seen.add(key)
-                resources.append(key)
-        for address in instances(document):
-            position.setdefault(address, len(position))
-    return resources, position
-
-
-def render(entries: dict[str, Entry], order_from: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The `resources` list of `entries`, in the order of `order_from` (a resource left
-    without instances is gone, as Terraform drops it)."""
-    resources, position = _order(order_from)
-    grouped: dict[str, tuple[dict[str, Any], list[tuple[int, dict[str, Any]]]]] = {}
-    for address, (meta, instance) in entries.items():
-        key = resource_of(meta)
-        _, members = grouped.setdefault(key, (meta, []))
-        members.append((position.get(address, len(position)), instance))
-    rank = {key: i for i, key in enumerate(resources)}
-    out = []
-    for key in sorted(grouped, key=lambda k: (rank.get(k, len(rank)), k)):
-        meta, members = grouped[key]
-        members.sort(key=lambda m: m[0])
-        out.append({**copy.deepcopy(meta), "instances": [copy.deepcopy(i) for _, i in members]})
-    return out
+def _patch(
+    document: dict[str, Any], present: dict[str, Entry], changed: dict[str, Entry | None]
+) -> None:
+    """Replace, remove and add the `changed` instances of `document` (whose instances are
+    `present`), in place; a resource left without instances goes, as Terraform drops it."""
+    resources: list[dict[str, Any]] = document.setdefault("resources", [])
+    by_key = {resource_of(r): r for r in resources}
+    for address, entry in sorted(changed.items()):
+        old = present.get(address)
+        key = None if entry is None else resource_of(entry[0])
+        if old is not None:
+            resource = by_key[resource_of(old[0])]
+            members = resource["instances"]
+            at = next(n for n, i in enumerate(members) if i is old[1])
+            if entry is not None and key == resource_of(old[0]):  # changed where it is
+                resource.update(meta(entry[0]))
+                members[at] = entry[1]
+                continue
+            del members[at]
+        if entry is None or key is None:
+            continue
+        if key not in by_key:
+            by_key[key] = {**meta(entry[0]), "instances": []}
+            resources.append(by_key[key])
+        by_key[key]["instances"].append(entry[1])
+    document["resources"] = [r for r in resources if r.get("instances")]

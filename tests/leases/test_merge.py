@@ -3,12 +3,13 @@ of writes under leases with disjoint footprints, the head is the base with every
 applied, whatever the order; a write that changes what another lease changed since its
 snapshot is refused and the head stays as it was."""
 
+import copy
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.leases.merge import changes, instances, merge
+from app.leases.merge import changes, instances, merge, meta
 
 # an instance: (module or None, resource name, index key or None)
 Key = tuple[str | None, str, int | str | None]
@@ -52,7 +53,7 @@ def document(serial: int, values: dict[Key, int], outputs: dict[str, int]) -> di
 def view(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """What a state holds, order aside."""
     return (
-        {a: (meta, inst) for a, (meta, inst) in instances(doc).items()},
+        {a: (meta(resource), inst) for a, (resource, inst) in instances(doc).items()},
         doc.get("outputs") or {},
     )
 
@@ -103,7 +104,7 @@ def test_disjoint_leases_merge_to_every_change_in_any_order(
     head = document(5, base, {})
     # each lease's Terraform: its snapshot (what it read or last wrote) and its view
     seen = [(dict(base), dict[str, int]()) for _ in leases]
-    snapshots = [head for _ in leases]
+    snapshots = [copy.deepcopy(head) for _ in leases]
     done = [0 for _ in leases]
     written = 0
     for lease in order:
@@ -111,11 +112,13 @@ def test_disjoint_leases_merge_to_every_change_in_any_order(
         applied(values, outputs, leases[lease][done[lease]])
         done[lease] += 1
         body = document(snapshots[lease]["serial"] + 1, values, outputs)
-        merged = merge(head, snapshots[lease], body)
+        serial = head["serial"]
+        # the head is the merge's to patch: the snapshot and body stay as they were
+        merged = merge(head, snapshots[lease], copy.deepcopy(body))
         assert merged.conflicts == []
         if merged.document is not None:
-            assert merged.document["serial"] == head["serial"] + 1
-            assert merged.document["lineage"] == head["lineage"]
+            assert merged.document["serial"] == serial + 1
+            assert merged.document["lineage"] == "lineage-1"
             head = merged.document
             written += 1
         snapshots[lease] = body
@@ -138,7 +141,7 @@ def test_an_overlap_is_refused_and_the_head_stays(
     shared = data.draw(st.sampled_from(sorted(base, key=repr)))
     start = document(3, base, {"o": 1})
     # one lease writes the instance first, then another that read the same base writes it
-    first = merge(start, start, document(4, {**base, shared: 50}, {"o": 1}))
+    first = merge(copy.deepcopy(start), start, document(4, {**base, shared: 50}, {"o": 1}))
     assert first.document is not None
     head = first.document
     theirs = data.draw(st.one_of(st.just(None), st.integers(60, 99)))
@@ -147,11 +150,13 @@ def test_an_overlap_is_refused_and_the_head_stays(
         del other[shared]
     else:
         other[shared] = theirs
+    kept = copy.deepcopy(head)
     refused = merge(head, start, document(4, other, {"o": 1}))
     assert refused.document is None and len(refused.conflicts) == 1
+    assert head == kept
     assert refused.conflicts[0] in instances(start)
     # a change of the same output is refused too
-    out_first = merge(start, start, document(4, base, {"o": 2}))
+    out_first = merge(copy.deepcopy(start), start, document(4, base, {"o": 2}))
     assert out_first.document is not None
     out_refused = merge(out_first.document, start, document(4, base, {"o": 3}))
     assert out_refused.conflicts == ["output.o"] and out_refused.document is None
@@ -161,6 +166,6 @@ def test_a_retried_write_changes_nothing() -> None:
     base = document(1, {(None, "r", None): 1}, {})
     body = document(2, {(None, "r", None): 2}, {})
     assert changes(body, body).addresses() == []
-    merged = merge(base, base, body)
+    merged = merge(copy.deepcopy(base), base, body)
     assert merged.document is not None
     assert merge(merged.document, body, body).document is None
