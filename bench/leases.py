@@ -8,7 +8,6 @@
 """
 
 import asyncio
-import copy
 import datetime as dt
 import uuid
 from typing import Any
@@ -78,13 +77,22 @@ def _plan(state: dict[str, Any], address: str) -> dict[str, Any]:
 
 
 def _changed(document: dict[str, Any], address: str, value: str) -> bytes:
-    """`document` with the instance at `address` tagged `value`, as the next serial."""
-    changed = copy.deepcopy(document)
-    for found, _, instance in _instances(changed):
+    """`document` (changed in place) with the instance at `address` tagged `value`, as
+    the next serial."""
+    for found, _, instance in _instances(document):
         if found == address:
             instance["attributes"]["tags"] = {"job": value}
-    changed["serial"] += 1
-    return dumps(changed)
+    document["serial"] += 1
+    return dumps(document)
+
+
+async def _post(env: Env, path: str, body: bytes) -> None:
+    """POST, retried once on a connection the server closed meanwhile (a client waiting on
+    a busy machine can find its kept-alive socket closed), as Terraform's client retries."""
+    try:
+        _ok(await env.http.post(path, content=body))
+    except (BrokenPipeError, ConnectionResetError):
+        _ok(await env.http.post(path, content=body))
 
 
 def _lock_info() -> dict[str, str]:
@@ -121,9 +129,9 @@ async def leases_case(env: Env) -> Result:
         info = _lock_info()
         _ok(await env.http.request("LOCK", f"{url}/lock{under}", json=info))
         snapshot = read(_ok(await env.http.get(url + under)).content)
-        await asyncio.sleep(hold)
         body = _changed(snapshot, address, f"lease-{run[0]}")
-        _ok(await env.http.post(f"{url}{under}&ID={info['ID']}", content=body))
+        await asyncio.sleep(hold)
+        await _post(env, f"{url}{under}&ID={info['ID']}", body)
         _ok(await env.http.request("UNLOCK", f"{url}/lock{under}", json=info))
 
     async def candidate() -> None:
@@ -145,9 +153,9 @@ async def leases_case(env: Env) -> Result:
             if answer.status_code != 409:
                 raise BenchError(f"LOCK: {answer.status_code} {answer.text[:300]}")
             await asyncio.sleep(LOCK_RETRY_S)
-        head = read(_ok(await env.http.get(url)).content)
+        body = _changed(read(_ok(await env.http.get(url)).content), address, "lock")
         await asyncio.sleep(hold)
-        _ok(await env.http.post(f"{url}?ID={info['ID']}", content=_changed(head, address, "lock")))
+        await _post(env, f"{url}?ID={info['ID']}", body)
         _ok(await env.http.request("UNLOCK", f"{url}/lock", json=info))
 
     async def baseline() -> None:
@@ -196,7 +204,6 @@ async def merged_write_case(env: Env) -> Result:
         run[0] += 1
         body = _changed(view, mine, f"merged-{run[0]}")
         serials.append(_ok(await env.http.post(under, content=body)).json()["serial"])
-        view = read(body)
 
     async def baseline() -> None:
         body = _changed(await _head(env, MERGED), theirs, f"plain-{run[0]}")

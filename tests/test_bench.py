@@ -37,6 +37,8 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
         "webhooks, drain",
         "oidc, cached-key verify",
         "plan impact",
+        "leases, 8 jobs",
+        "leases, merged write",
     }
     for result in results:
         assert result.candidate_s > 0

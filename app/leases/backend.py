@@ -30,7 +30,8 @@ from app.errors import BadInput, Conflict, LeaseConflict, Locked, NotFound
 from app.graph import raw
 from app.graph.events import append_event
 from app.graph.store import Written, write_version
-from app.leases import merge
+from app.jsonutil import gc_paused
+from app.leases import merge, parsed
 from app.leases.store import (
     CONFLICT,
     LEASE_COLUMNS,
@@ -162,15 +163,36 @@ def _document(data: bytes, what: str) -> dict[str, Any]:
     return document
 
 
-def _merge(head: bytes, snap: bytes, body: bytes) -> tuple[merge.Merged, bytes | None]:
-    """CPU-bound: parse the three states and merge (run off the event loop)."""
-    merged = merge.merge(
-        _document(head, "the current version"),
-        _document(snap, "the lease's snapshot"),
-        _document(body, "the body"),
-    )
-    rendered = None if merged.document is None else jsonutil.dumps(merged.document, indent=True)
-    return merged, rendered
+@dataclass(frozen=True)
+class _Prepared:
+    """What a write changes against its snapshot, worked out before the head is held."""
+
+    snapshot: dict[str, Any]
+    written: dict[str, Any]
+    changes: merge.Changes
+
+
+def _prepare(snap: bytes, body: bytes) -> _Prepared:
+    """CPU-bound (off the event loop): parse the body and the snapshot (one kept parsed
+    is not parsed again: app/leases/parsed.py) and diff them."""
+    # millions of objects that form no cycle: no collection walks them (as a POST's parse)
+    with gc_paused():
+        written = _document(body, "the body")
+        snapshot = parsed.snapshot(snap, lambda data: _document(data, "the lease's snapshot"))
+        return _Prepared(snapshot, written, merge.changes(snapshot, written))
+
+
+def _merge(head: bytes, body: bytes, ready: _Prepared) -> tuple[merge.Merged, bytes | None]:
+    """CPU-bound: the prepared changes applied to the head (off the event loop)."""
+    with gc_paused():
+        document = parsed.head(head, lambda data: _document(data, "the current version"))
+        merged = merge.merge(document, ready.snapshot, ready.written, ready.changes)
+        if merged.document is None:
+            return merged, None
+        rendered = jsonutil.dumps(merged.document, indent=True)
+        parsed.keep_head(rendered, merged.document)
+        parsed.keep_snapshot(body, ready.written)
+        return merged, rendered
 
 
 async def merged_write(
@@ -187,11 +209,13 @@ async def merged_write(
 
     LeaseConflict (recorded `lease-conflict`, nothing written) when another writer
     changed, since the snapshot, an instance or output `body` changes."""
+    # what the body changes is the lease's own business: worked out before the head is
+    # held, so that merged writes of several leases wait for one another the least
+    ready = await asyncio.to_thread(_prepare, await snapshot(conn, lease), body)
     async with conn.transaction():
         state_id = await hold_state(conn, lease.state_name)
-        snap = await snapshot(conn, lease)
         head = await _version_bytes(conn, lease.state_name, None)
-        merged, rendered = await asyncio.to_thread(_merge, head, snap, body)
+        merged, rendered = await asyncio.to_thread(_merge, head, body, ready)
         changed = merged.changes.addresses()
         keys = {*lease.addresses, *(merge.OUTPUT_PREFIX + o for o in lease.outputs)}
         outside = [a for a in changed if a not in keys]

@@ -100,13 +100,18 @@ class Merged:
     conflicts: list[str]  # instances and outputs another writer changed since the snapshot
 
 
-def merge(head: dict[str, Any], snapshot: dict[str, Any], written: dict[str, Any]) -> Merged:
-    """`written`'s changes against `snapshot`, applied to `head` as its next version
-    (serial + 1, head's lineage); conflicts when `head` differs from `snapshot` where
-    `written` changes it. No changes: no document. The three documents are the caller's
-    to give up: the merged one is `head`, patched in place (a write changes a few
-    instances of thousands)."""
-    found = changes(snapshot, written)
+def merge(
+    head: dict[str, Any],
+    snapshot: dict[str, Any],
+    written: dict[str, Any],
+    found: Changes | None = None,
+) -> Merged:
+    """`written`'s changes against `snapshot` (`found`, when already known), applied to
+    `head` as its next version (serial + 1, head's lineage); conflicts when `head`
+    differs from `snapshot` where `written` changes it. No changes: no document. The
+    head is the caller's to give up: the merged one is `head`, patched in place (a write
+    changes a few instances of thousands)."""
+    found = changes(snapshot, written) if found is None else found
     if not found:
         return Merged(None, found, [])
     head_instances, snap_instances = instances(head), instances(snapshot)

@@ -12,6 +12,8 @@ import pytest
 
 from tests.backend.conftest import TOKENS, http_client
 from tests.backend.helpers import assert_error, events, lock_info, versions
+from tests.graphql_ws import events as delivered
+from tests.graphql_ws import subscribe
 from tests.leases.plans import address, plan_doc, state_doc
 from tests.live_server import LiveServer
 
@@ -233,3 +235,28 @@ async def test_a_lease_expires_after_its_ttl(
     again = await lease_of(client, {"a": "a2"})
     gone = [e for e in await events(conn, NAME) if e["action"] == "lease-expired"]
     assert [e["detail"]["lease"] for e in gone] == [lease_id] and again != lease_id
+
+
+async def test_lease_events_reach_the_subscription(
+    server: LiveServer, client: httpx.AsyncClient, conn: asyncpg.Connection
+) -> None:
+    await based(client)
+    bearer = {"Authorization": f"Bearer {TOKENS['tf']}"}
+    async with subscribe(server.url, {"state": NAME}, token=TOKENS["tf"], headers=bearer) as ws:
+        lease_id = await lease_of(client, {"a": "a1"})
+        refused = await acquire(client, {"a": "a2"})
+        assert refused["errors"][0]["extensions"]["code"] == "LEASE_CONFLICT"
+        wrote = await client.post(
+            URL, params={"lease": lease_id}, content=state_doc(2, {**BASE, "a": "a1"})
+        )
+        assert wrote.is_success
+        assert "errors" not in await gql(client, RELEASE, id=lease_id)
+        seen = await delivered(ws, 5)
+    assert [e["action"] for e in seen] == [
+        "lease-acquired",
+        "lease-conflict",
+        "write",
+        "lease-merged",
+        "lease-released",
+    ]
+    assert {e["detail"]["lease"] for e in seen if e["action"] != "lease-conflict"} == {lease_id}
