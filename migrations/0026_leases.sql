@@ -32,6 +32,8 @@ CREATE TABLE leases (
     created_at   timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX leases_by_state ON leases (state_id, created_at);
+-- compressed (zstd) by app/leases/backend.py: not again by the TOAST
+ALTER TABLE leases ALTER COLUMN snapshot SET STORAGE EXTERNAL;
 
 -- The footprint, one row per instance address or output ('output.NAME'): no two live
 -- leases of a state share one. A lease that ends (released, unlocked, expired) is

@@ -221,15 +221,16 @@ async def _post_leased(request: Request, name: str, lease: str, body: bytes) -> 
     async with db.connection(_pool(request)) as conn:
         found = await leased.renewed(conn, name, leased.lease_id_of(lease), who)
         try:
-            merged = await leased.merged_write(
-                conn,
-                found,
-                body,
-                who=who,
-                decode=lambda data: decode_state(Body.of(data), stream_over),
-                keep_last=request.app.state.settings.prune_keep_last,
-                servers=own_servers(request),
-            )
+            with gc_paused():  # as a plain POST's write: no collection walks a parsed state
+                merged = await leased.merged_write(
+                    conn,
+                    found,
+                    body,
+                    who=who,
+                    decode=lambda data: decode_state(Body.of(data), stream_over),
+                    keep_last=request.app.state.settings.prune_keep_last,
+                    servers=own_servers(request),
+                )
         except StateError as exc:
             raise invalid_state(exc) from None
     created = merged.written is not None and merged.written.created

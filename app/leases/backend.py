@@ -23,6 +23,7 @@ from typing import Any
 from uuid import UUID
 
 import asyncpg
+import zstandard
 
 from app import crypto, jsonutil
 from app.access import Principal
@@ -92,8 +93,7 @@ async def snapshot(conn: asyncpg.Connection, lease: Lease) -> bytes:
     """What the lease's Terraform reads (GET)."""
     stored = await conn.fetchval("SELECT snapshot FROM leases WHERE id = $1", lease.id)
     if stored is not None:
-        opened: bytes = crypto.keyring().open(stored, _context(lease.id))
-        return opened
+        return zstandard.decompress(crypto.keyring().open(stored, _context(lease.id)))
     return await _version_bytes(conn, lease.state_name, lease.base_serial)
 
 
@@ -102,6 +102,15 @@ async def _version_bytes(conn: asyncpg.Connection, name: str, serial: int | None
     if version is None:
         raise NotFound(f"state {name!r} has no version {serial}: pruned while leased?")
     return await raw.whole_raw(conn, version)
+
+
+async def _head(conn: asyncpg.Connection, name: str) -> bytes | dict[str, Any]:
+    """The current version: parsed, when the last merge left it so; else its bytes."""
+    version = await raw.raw_version(conn, name, read=False)
+    if version is None:
+        raise NotFound(f"state {name!r} has no version")
+    kept = parsed.take_head(version.md5)
+    return kept if kept is not None else await raw.whole_raw(conn, version)
 
 
 async def lock(conn: asyncpg.Connection, lease: Lease, info: dict[str, Any]) -> None:
@@ -182,10 +191,13 @@ def _prepare(snap: bytes, body: bytes) -> _Prepared:
         return _Prepared(snapshot, written, merge.changes(snapshot, written))
 
 
-def _merge(head: bytes, body: bytes, ready: _Prepared) -> tuple[merge.Merged, bytes | None]:
-    """CPU-bound: the prepared changes applied to the head (off the event loop)."""
+def _merge(
+    head: bytes | dict[str, Any], body: bytes, ready: _Prepared
+) -> tuple[merge.Merged, bytes | None]:
+    """CPU-bound: the prepared changes applied to the head, its bytes or kept parsed
+    (off the event loop)."""
     with gc_paused():
-        document = parsed.head(head, lambda data: _document(data, "the current version"))
+        document = head if isinstance(head, dict) else _document(head, "the current version")
         merged = merge.merge(document, ready.snapshot, ready.written, ready.changes)
         if merged.document is None:
             return merged, None
@@ -214,7 +226,7 @@ async def merged_write(
     ready = await asyncio.to_thread(_prepare, await snapshot(conn, lease), body)
     async with conn.transaction():
         state_id = await hold_state(conn, lease.state_name)
-        head = await _version_bytes(conn, lease.state_name, None)
+        head = await _head(conn, lease.state_name)
         merged, rendered = await asyncio.to_thread(_merge, head, body, ready)
         changed = merged.changes.addresses()
         keys = {*lease.addresses, *(merge.OUTPUT_PREFIX + o for o in lease.outputs)}
@@ -270,7 +282,8 @@ async def _store(
     keep_last: int | None,
     servers: Sequence[Server],
 ) -> MergedWrite:
-    sealed = crypto.keyring().seal(body, _context(lease.id))
+    # compressed here (fast), stored as is: the TOAST's own compression is slow for MBs
+    sealed = crypto.keyring().seal(zstandard.compress(body, 1), _context(lease.id))
     await conn.execute(
         "UPDATE leases SET snapshot = $2, writes = writes + 1 WHERE id = $1", lease.id, sealed
     )

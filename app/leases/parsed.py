@@ -54,10 +54,10 @@ class _Kept:
 _kept = _Kept()
 
 
-def head(data: bytes, parse: Callable[[bytes], Document]) -> Document:
-    """The head parsed: the caller's to change (taken out of what is kept)."""
-    md5 = hashlib.md5(data).digest()
-    return _kept.take("head", md5) or parse(data)
+def take_head(md5: bytes) -> Document | None:
+    """The head whose bytes have this MD5, parsed, if kept: the caller's to change
+    (taken out of what is kept)."""
+    return _kept.take("head", md5)
 
 
 def keep_head(data: bytes, document: Document) -> None:
