@@ -218,13 +218,14 @@ async def test_a_plan_token_locks_for_a_plan_and_never_writes(clients, conn) -> 
     assert refused.status_code == 403 and "needs the write role" in refused.json()["error"]
     plan_lock = {**PLAN_INFO, "ID": "pr-plan"}
     assert (await pr.request("LOCK", URL, content=_json(plan_lock))).is_success
-    assert await _held(conn) == ("pr-plan", "team-pr")
-    # its own lock lets it write nothing, and the lock's ID lets no writer write either
+    # a plan's lock is shared: the writer's stays free, and no writer waits for the plan
+    assert await _held(conn) is None
+    shared = await conn.fetch("SELECT lock_id, holder FROM state_plan_locks")
+    assert [(r["lock_id"], r["holder"]) for r in shared] == [("pr-plan", "team-pr")]
+    # its own lock lets it write nothing
     assert (await pr.post(URL, params={"ID": "pr-plan"}, content=tf_state(2))).status_code == 403
     assert (await pr.delete(URL, params={"ID": "pr-plan"})).status_code == 403
-    under = await writer.post(URL, params={"ID": "pr-plan"}, content=tf_state(2))
-    assert under.status_code == 403 and under.json()["detail"]["holder"] == "team-pr"
-    assert (await writer.post(URL, content=tf_state(2))).status_code == 409
+    assert (await writer.post(URL, content=tf_state(2))).is_success
     assert (await pr.request("UNLOCK", URL, content=_json(plan_lock))).json()["unlocked"]
     # the admin breaks a plan lock as any other: a force-unlock
     assert (await pr.request("LOCK", URL, content=_json(plan_lock))).is_success
@@ -233,8 +234,9 @@ async def test_a_plan_token_locks_for_a_plan_and_never_writes(clients, conn) -> 
         (e["action"], e["actor"], e["detail"].get("operation")) for e in await events(conn, NAME)
     ][1:] == [
         ("lock", "team-pr", "OperationTypePlan"),
+        ("write", HOLDER, None),
         ("unlock", "team-pr", "OperationTypePlan"),
         ("lock", "team-pr", "OperationTypePlan"),
         ("force-unlock", "ci", "OperationTypePlan"),
     ]
-    assert await versions(conn, NAME) == [1]
+    assert await versions(conn, NAME) == [1, 2]
