@@ -38,6 +38,13 @@ class Locked(Conflict):
     code = "LOCKED"
 
 
+class LeaseConflict(Conflict):
+    """A lease's footprint overlaps another live lease's, or a leased write changes what
+    another writer changed since its snapshot; `detail` names the addresses and leases."""
+
+    code = "LEASE_CONFLICT"
+
+
 class Unauthenticated(AppError):
     code = "UNAUTHENTICATED"
     status = 401
@@ -61,7 +68,8 @@ class LimitExceeded(AppError):
 
 
 class StalePlan(Conflict):
-    """An IaC apply whose reviewed plan hash no longer matches a fresh plan."""
+    """An IaC apply whose reviewed plan hash no longer matches a fresh plan, or a lease
+    asked for with a Terraform plan not made from the state's current version."""
 
     code = "STALE_PLAN"
 

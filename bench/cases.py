@@ -1354,3 +1354,6 @@ GROUPS["plans"] = PLANS_GROUP
 from bench.configuration import CONFIGURATION_GROUP  # noqa: E402  (it uses the helpers above)
 
 GROUPS["configuration"] = CONFIGURATION_GROUP
+from bench.leases import LEASES_GROUP  # noqa: E402  (it uses the helpers above)
+
+GROUPS["leases"] = LEASES_GROUP

@@ -38,6 +38,8 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
         "oidc, cached-key verify",
         "plan impact",
         "configuration modules",
+        "leases, 8 jobs",
+        "leases, merged write",
     }
     for result in results:
         assert result.candidate_s > 0

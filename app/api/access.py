@@ -119,6 +119,9 @@ RULES: dict[str, Check] = {
     "Mutation.revokeToken": role(Role.ADMIN),
     "Mutation.submitPlan": in_state(Role.READ, "state"),
     "Mutation.pushConfiguration": in_state(Role.PLAN, "state"),
+    "Mutation.acquireLease": in_state(Role.WRITE, "state"),
+    # its holder (app/leases/store.py: release), or an admin
+    "Mutation.releaseLease": role(Role.WRITE),
     "Query.webhooks": role(Role.ADMIN),
     "Mutation.createWebhook": role(Role.ADMIN),
     "Mutation.updateWebhook": role(Role.ADMIN),

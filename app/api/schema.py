@@ -23,6 +23,7 @@ from app.api.graph.queries import GraphQuery
 from app.api.graph.subscriptions import GraphSubscription
 from app.api.iac.mutations import IacMutation
 from app.api.iac.queries import IacQuery
+from app.api.leases.mutations import LeasesMutation
 from app.api.plans.mutations import PlansMutation
 from app.api.plans.queries import PlansQuery
 from app.api.policies.mutations import PolicyMutation
@@ -63,6 +64,7 @@ class Mutation(
     WebhookMutation,
     PlansMutation,
     ConfigurationMutation,
+    LeasesMutation,
 ):
     pass
 

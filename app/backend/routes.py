@@ -5,8 +5,12 @@
            outputs alone, marked by the header X-Infragraph-Reduced: outputs
     POST   [?ID=lock] store a new version
     DELETE [?ID=lock] delete the state and its history
-    LOCK   /states/{name}[/lock]  body: LockInfo; 409 with the holder's LockInfo
+    LOCK   /states/{name}[/lock]  body: LockInfo; 409 with the holder's LockInfo. A plan's
+           (Operation OperationTypePlan) is shared: it never waits (app/leases/shared.py)
     UNLOCK /states/{name}[/lock]  the holder's LockInfo, or a force-unlock
+
+With `?lease=ID` (the addresses a lease exports), GET, POST, LOCK and UNLOCK act under
+that lease (app/leases/backend.py): its snapshot, merged writes, its own lock.
 
 Who may (app.access), checked in `states` for every method: GET of the raw bytes
 needs the plan role (they hold what GraphQL masks; an `iac:` state, which IaC redacts,
@@ -63,6 +67,9 @@ from app.graph import locks, raw, readers
 from app.graph.raw import Body
 from app.graph.write.version import Written
 from app.http import declared_length, json_response
+from app.leases import backend as leased
+from app.leases import shared
+from app.leases import store as leases
 from app.observe import IMPORT_BYTES, LARGE_WRITES_REFUSED, LOCK_CONFLICTS, STATE_WRITES
 from app.readers import Read, state_read
 from app.tfstate import StateError
@@ -88,7 +95,21 @@ def _lock_id(request: Request) -> str | None:
     return lock_id
 
 
+def _lease(request: Request) -> str | None:
+    return request.query_params.get("lease") or None
+
+
+async def _get_leased(request: Request, name: str, lease: str) -> Response:
+    async with db.connection(_pool(request)) as conn:
+        found = await leased.renewed(conn, name, leased.lease_id_of(lease), principal(request))
+        body = await leased.snapshot(conn, found)
+    headers = {"Content-MD5": base64.b64encode(hashlib.md5(body).digest()).decode()}
+    return Response(body, headers=headers, media_type="application/json")
+
+
 async def get_state(request: Request, name: str) -> Response:
+    if (lease := _lease(request)) is not None:
+        return await _get_leased(request, name, lease)
     caller = principal(request)
     if not name.startswith(IAC_PREFIX) and not caller.may_plan(name):
         return await _get_outputs(request, caller, name)
@@ -158,6 +179,8 @@ async def post_state(request: Request, name: str) -> Response:
         body = await receive_body(request, settings.max_state_bytes, settings.large_write_bytes)
         # the cyclic GC is off from here until the answer (app.process.StateWrites)
         try:
+            if (lease := _lease(request)) is not None:
+                return await _post_leased(request, name, lease, body.whole())
             written = await _write(request, name, body, lock_id)
         finally:
             body.close()
@@ -186,6 +209,36 @@ async def _write(request: Request, name: str, body: Body, lock_id: str | None) -
             raise invalid_state(exc) from None
 
 
+async def _post_leased(request: Request, name: str, lease: str, body: bytes) -> Response:
+    stream_over = request.app.state.settings.large_write_bytes
+    who = principal(request)
+    async with db.connection(_pool(request)) as conn:
+        found = await leased.renewed(conn, name, leased.lease_id_of(lease), who)
+        try:
+            merged = await leased.merged_write(
+                conn,
+                found,
+                body,
+                who=who,
+                decode=lambda data: decode_state(Body.of(data), stream_over),
+                keep_last=request.app.state.settings.prune_keep_last,
+                servers=own_servers(request),
+            )
+        except StateError as exc:
+            raise invalid_state(exc) from None
+    created = merged.written is not None and merged.written.created
+    STATE_WRITES.labels("created" if created else "retried").inc()
+    return json_response(
+        {
+            "name": name,
+            "serial": merged.serial,
+            "created": created,
+            "merged": merged.changed,
+            "outside": merged.outside,
+        }
+    )
+
+
 def own_servers(request: Request) -> list[Server]:
     """This server's base URLs: the address the request was received on (the listening
     socket's, not the Host header a client chose) and INFRAGRAPH_PUBLIC_URLS; for a
@@ -201,13 +254,15 @@ def own_servers(request: Request) -> list[Server]:
 
 
 async def delete_state(request: Request, name: str) -> Response:
+    if _lease(request) is not None:
+        raise BadInput("a lease does not delete its state")
     lock_id = _lock_id(request)
     async with db.connection(_pool(request)) as conn:
         versions = await locks.guarded_delete(conn, name, lock_id, who=principal(request))
     return json_response({"name": name, "deleted_versions": versions})
 
 
-PLAN_OPERATION = "OperationTypePlan"  # a LockInfo's Operation when `terraform plan` locks
+PLAN_OPERATION = shared.PLAN_OPERATION
 
 
 def _require_lock_role(request: Request, name: str, info: dict[str, Any] | None) -> None:
@@ -221,9 +276,18 @@ def _require_lock_role(request: Request, name: str, info: dict[str, Any] | None)
 async def lock_state(request: Request, name: str) -> Response:
     info = lock_info(await read_body(request, LOCK_INFO_LIMIT))
     _require_lock_role(request, name, info)
+    who = principal(request)
     try:
         async with db.connection(_pool(request)) as conn:
-            await locks.lock(conn, name, info, who=principal(request))
+            if (lease := _lease(request)) is not None:
+                found = await leased.renewed(conn, name, leased.lease_id_of(lease), who)
+                await leased.lock(conn, found, info)
+            elif shared.is_plan(info):
+                await shared.take(conn, name, info, who=who)
+            else:
+                async with conn.transaction():  # no lease gets in between
+                    await leases.refuse_live_leases(conn, name)
+                    await locks.lock(conn, name, info, who=who)
     except Locked:
         LOCK_CONFLICTS.inc()
         raise
@@ -232,11 +296,21 @@ async def lock_state(request: Request, name: str) -> Response:
 
 async def unlock_state(request: Request, name: str) -> Response:
     lock_id, info = unlock_request(await read_body(request, LOCK_INFO_LIMIT))
+    who = principal(request)
+    if (lease := _lease(request)) is not None:
+        async with db.connection(_pool(request)) as conn:
+            found = await leased.renewed(conn, name, leased.lease_id_of(lease), who)
+            await leased.unlock(conn, found, lock_id, who)
+        return json_response({"name": name, "unlocked": True, "lease": lease})
     if lock_id is None:  # names no lock: whatever is held goes
-        principal(request).require(Role.ADMIN, f"force-unlock state {name!r}")
+        who.require(Role.ADMIN, f"force-unlock state {name!r}")
     _require_lock_role(request, name, info)
     async with db.connection(_pool(request)) as conn:
-        released = await locks.unlock(conn, name, lock_id, who=principal(request))
+        released = None
+        if lock_id is not None:  # a plan's own lock, else the writer's
+            released = await shared.release(conn, name, lock_id, who=who)
+        if released is None:
+            released = await locks.unlock(conn, name, lock_id, who=who)
     return json_response({"name": name, "unlocked": released})
 
 

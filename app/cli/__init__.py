@@ -16,6 +16,7 @@ from app.cli import (
     database,
     iac,
     impact,
+    leases,
     policies,
     states,
     tokens,
@@ -45,6 +46,7 @@ COMMANDS: list[click.Command] = [
     webhooks.webhook,
     impact.impact,
     configuration.config,
+    leases.lease,
 ]
 
 

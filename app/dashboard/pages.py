@@ -19,6 +19,7 @@ from app.graph.sensitive import sensitive_paths, withhold
 from app.iac.graph import state_name as iac_state_name
 from app.iac.state import StateRow, rows_by_scope
 from app.jsonutil import JsonInputError, read
+from app.leases import store as lease_store
 from app.paging import ALL, EMPTY, Page
 
 MASK = "(sensitive)"  # what the pages show for a value Terraform marks sensitive
@@ -89,7 +90,7 @@ class StatePage:
     state: asyncpg.Record
     current: asyncpg.Record | None
     timeline: list[TimelineEntry]
-    lock: asyncpg.Record | None
+    lock: dict[str, Any] | None  # the writer's
     outputs: list[asyncpg.Record]
     resources: Page[asyncpg.Record]
     search: str
@@ -98,6 +99,8 @@ class StatePage:
     compare_error: str | None
     older: int | None  # the serial to list the versions before, when there are more
     may_force_unlock: bool  # an admin: the button shows
+    plan_locks: list[dict[str, Any]] = field(default_factory=list)  # shared, beside `lock`
+    leases: list[lease_store.Lease] = field(default_factory=list)  # live, oldest first
 
 
 async def state_page(
@@ -164,7 +167,7 @@ async def state_page(
         if (current)
         else []
     )
-    lock = (await queries.locks_of(conn, [state_id])).get(state_id)
+    held = await lease_store.holders(conn, state_id, name)
     listed: Page[asyncpg.Record] = EMPTY
     if current is not None:
         listed = (
@@ -181,7 +184,7 @@ async def state_page(
         state,
         current,
         timeline,
-        lock,
+        held.lock,
         outputs,
         listed,
         search,
@@ -190,6 +193,8 @@ async def state_page(
         compare_error,
         timeline[-1].version["serial"] if more else None,
         caller.has(Role.ADMIN),
+        plan_locks=held.plan_locks,
+        leases=held.leases,
     )
 
 

@@ -247,11 +247,12 @@ class RawVersion:
 
 
 async def raw_version(
-    conn: asyncpg.Connection, name: str, serial: int | None = None
+    conn: asyncpg.Connection, name: str, serial: int | None = None, *, read: bool = True
 ) -> RawVersion | None:
     """The version of state `name` at `serial` (default: the current one) as written, with
     its bytes when they are at most PIECE_BYTES long (bigger ones are read with
-    stream_raw); None when there is no such version."""
+    stream_raw; none with `read` False: its MD5 may be all the caller needs); None when
+    there is no such version."""
     head = await conn.fetchrow(
         # a chunk missing (deleted meanwhile) keeps its place as length 0, so that the
         # read of its piece finds it missing
@@ -276,7 +277,7 @@ async def raw_version(
         size=head["inline_size"] if chunk_lengths is None else sum(chunk_lengths),
         chunk_lengths=chunk_lengths,
     )
-    if version.size > PIECE_BYTES:
+    if version.size > PIECE_BYTES or not read:
         return version
     whole = (0, version.size if chunk_lengths is None else len(chunk_lengths))
     body = await _read_piece(conn, version, *whole)
@@ -294,6 +295,20 @@ async def stream_raw(pool: db.Pool, version: RawVersion) -> AsyncIterator[bytes]
         if piece is None:  # cut the response short, visibly
             raise RuntimeError(f"state version {version.version_id} was deleted while being sent")
         yield piece
+
+
+async def whole_raw(conn: asyncpg.Connection, version: RawVersion) -> bytes:
+    """The bytes of `version` at once, on `conn` (a lease's merged write reads the head
+    while holding the state's row)."""
+    if version.body is not None:
+        return version.body
+    pieces = []
+    for start, stop in version.pieces():
+        piece = await _read_piece(conn, version, start, stop)
+        if piece is None:
+            raise RuntimeError(f"state version {version.version_id} was deleted while read")
+        pieces.append(piece)
+    return b"".join(pieces)
 
 
 async def _read_piece(

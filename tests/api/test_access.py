@@ -322,6 +322,12 @@ MUTATIONS: dict[str, Op] = {
     "Mutation.pushConfiguration": Op(
         Need.PLAN_PLACE, lambda p: {"state": p.state, "plan": _CONFIGURED}, "{ created }"
     ),
+    "Mutation.acquireLease": Op(
+        Need.WRITE_PLACE,
+        lambda p: {"state": p.state, "plan": json.loads(_PLAN), "ttlSeconds": 1},
+        "{ id }",
+    ),
+    "Mutation.releaseLease": Op(Need.WRITE, lambda p: {"id": ABSENT}, "{ id }"),
     # an address refused before any lookup: BAD_INPUT
     "Mutation.createWebhook": Op(
         Need.ADMIN,

@@ -76,7 +76,13 @@ LOCK_MATRIX: dict[str, tuple[str, ...]] = {
     "DELETE ?ID= the lock's ID": ("200 deleted", "403 holder", "403", "403", "403 holder"),
     "DELETE without an ID": ("409", "409", "403", "403", "409"),
     "LOCK with the lock's ID": ("200 retry", "409", "403", "403", "409"),
-    "LOCK for a plan, another ID": ("409", "409", "409", "403", "409"),
+    "LOCK for a plan, another ID": (
+        "200 shared",
+        "200 shared",
+        "200 shared",
+        "403",
+        "200 shared",
+    ),
 }
 OUTCOMES = {
     "200 unlock": "released, recorded as an unlock by the caller",
@@ -84,6 +90,7 @@ OUTCOMES = {
     "200 written": "the version is written under the lock, which stays held",
     "200 deleted": "the state, its history and its lock are gone",
     "200 retry": "a LOCK retried: the lock stays the holder's",
+    "200 shared": "a plan's lock taken beside the writer's, which stays held",
     "403 holder": "refused; the body names the holder (token, lock ID, Who, Operation)",
     "403": "refused by the caller's role (the body says which role it needs)",
     "409": "locked: the body is the holder's LockInfo, as Terraform expects",
@@ -168,6 +175,13 @@ def _check(outcome: str, caller: str) -> Callable[..., Any]:
                 assert await conn.fetchval("SELECT count(*) FROM state_locks") == 0
             case "200 retry":
                 assert await _held(conn) == still_held
+            case "200 shared":
+                assert await _held(conn) == still_held
+                shared = await conn.fetch("SELECT lock_id, holder FROM state_plan_locks")
+                assert [(r["lock_id"], r["holder"]) for r in shared] == [
+                    ("plan-2", CALLERS[caller])
+                ]
+                assert (last["action"], last["detail"]["shared"]) == ("lock", True)
             case "403 holder":
                 assert body["code"] == "FORBIDDEN" and body["detail"]["holder"] == HOLDER
                 assert f"held by token '{HOLDER}'" in body["error"]
@@ -204,13 +218,14 @@ async def test_a_plan_token_locks_for_a_plan_and_never_writes(clients, conn) -> 
     assert refused.status_code == 403 and "needs the write role" in refused.json()["error"]
     plan_lock = {**PLAN_INFO, "ID": "pr-plan"}
     assert (await pr.request("LOCK", URL, content=_json(plan_lock))).is_success
-    assert await _held(conn) == ("pr-plan", "team-pr")
-    # its own lock lets it write nothing, and the lock's ID lets no writer write either
+    # a plan's lock is shared: the writer's stays free, and no writer waits for the plan
+    assert await _held(conn) is None
+    shared = await conn.fetch("SELECT lock_id, holder FROM state_plan_locks")
+    assert [(r["lock_id"], r["holder"]) for r in shared] == [("pr-plan", "team-pr")]
+    # its own lock lets it write nothing
     assert (await pr.post(URL, params={"ID": "pr-plan"}, content=tf_state(2))).status_code == 403
     assert (await pr.delete(URL, params={"ID": "pr-plan"})).status_code == 403
-    under = await writer.post(URL, params={"ID": "pr-plan"}, content=tf_state(2))
-    assert under.status_code == 403 and under.json()["detail"]["holder"] == "team-pr"
-    assert (await writer.post(URL, content=tf_state(2))).status_code == 409
+    assert (await writer.post(URL, content=tf_state(2))).is_success
     assert (await pr.request("UNLOCK", URL, content=_json(plan_lock))).json()["unlocked"]
     # the admin breaks a plan lock as any other: a force-unlock
     assert (await pr.request("LOCK", URL, content=_json(plan_lock))).is_success
@@ -219,8 +234,9 @@ async def test_a_plan_token_locks_for_a_plan_and_never_writes(clients, conn) -> 
         (e["action"], e["actor"], e["detail"].get("operation")) for e in await events(conn, NAME)
     ][1:] == [
         ("lock", "team-pr", "OperationTypePlan"),
+        ("write", HOLDER, None),
         ("unlock", "team-pr", "OperationTypePlan"),
         ("lock", "team-pr", "OperationTypePlan"),
         ("force-unlock", "ci", "OperationTypePlan"),
     ]
-    assert await versions(conn, NAME) == [1]
+    assert await versions(conn, NAME) == [1, 2]

@@ -83,7 +83,7 @@ async def test_the_overview_follows_locks_and_writes_live(browser, server) -> No
     await page.evaluate("window.sameDocument = true")  # gone if the page reloads
     row = page.locator('tr[data-state="ui/live"]')
     assert await row.count() == 0
-    lock = {"ID": "live-1", "Who": "erin@laptop", "Operation": "OperationTypePlan"}
+    lock = {"ID": "live-1", "Who": "erin@laptop", "Operation": "OperationTypeApply"}
     async with httpx.AsyncClient(
         base_url=server.url, auth=(USER, TOKEN), headers={"Content-Type": "application/json"}
     ) as http:

@@ -21,6 +21,8 @@ from app.config import Settings
 from app.graph import across, diff, edges, events, history, links, queries, readers, resources
 from app.graph.edges import Direction, WalkLimits
 from app.graph.resources import ResourceFilter, ResourceKey
+from app.leases import shared
+from app.leases import store as lease_store
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,15 @@ class GraphLoaders:
     @cached_property
     def lock(self) -> DataLoader[UUID, Any]:
         return by_key(self.pool, queries.locks_of)
+
+    @cached_property
+    def locks(self) -> DataLoader[UUID, Any]:
+        """The writer's lock and the plans' (app/leases/shared.py)."""
+        return by_key(self.pool, shared.locks_of, default=[])
+
+    @cached_property
+    def leases(self) -> DataLoader[UUID, Any]:
+        return by_key(self.pool, lease_store.leases_of, default=[])
 
     @cached_property
     def output_readers(self) -> DataLoader[UUID, Any]:

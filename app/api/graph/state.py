@@ -17,6 +17,7 @@ from app.api.graph.inputs import StateKind
 from app.api.graph.links import StateLink
 from app.api.graph.nodes import load_nodes, parse_id
 from app.api.graph.refs import EventRef, StateVersionRef
+from app.api.leases.types import StateLeases
 from app.api.pagination import DEFAULT_FIRST, AfterArg, Connection, FirstArg, connection, page_args
 from app.api.readers.types import StateReaders
 from app.graph import events, queries
@@ -33,7 +34,7 @@ class Lock:
 
 
 @strawberry.type
-class State(StateReaders, StateConfiguration, relay.Node):
+class State(StateReaders, StateConfiguration, StateLeases, relay.Node):
     id: relay.NodeID[str]
     name: str
     kind: StateKind

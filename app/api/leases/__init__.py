@@ -1,0 +1,1 @@
+"""GraphQL for shared plan locks and leases (app/leases/)."""

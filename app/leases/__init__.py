@@ -1,0 +1,1 @@
+"""Shared plan locks and leases: resource-scoped locks taken from a Terraform plan."""

@@ -1,0 +1,316 @@
+"""Terraform's http backend under a lease (`/states/NAME?lease=ID`).
+
+    GET     the lease's snapshot: the version its plan was made from until it writes,
+            then what it last wrote (so a saved plan's staleness check passes while
+            other leases write)
+    LOCK    Terraform's lock, kept on the lease: beside other live leases; 409 with the
+            writer's LockInfo while the state is locked whole
+    POST    merged (app/leases/merge.py): what it changes against the snapshot, applied
+            to the current version as the next one; 409 LEASE_CONFLICT with the
+            addresses another writer changed since, nothing written
+    UNLOCK  ends the lease
+
+Each request renews the lease for its TTL; a request on a lease that ended (or another
+token's) is refused. The write, like a whole-state one, holds the state's row
+(FOR UPDATE) from reading the head to storing the merged version: merged writes of
+several leases follow one another, each on the head the previous one left.
+"""
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+import zstandard
+
+from app import crypto, jsonutil
+from app.access import Principal
+from app.errors import BadInput, Conflict, LeaseConflict, Locked, NotFound
+from app.graph import raw
+from app.graph.events import append_event
+from app.graph.write.version import Written, write_version
+from app.leases import merge, parsed
+from app.leases.store import (
+    CONFLICT,
+    LEASE_COLUMNS,
+    MERGED,
+    Lease,
+    hold_state,
+    not_the_holder,
+    release,
+)
+from app.process import gc_paused
+from app.tfstate import EncryptedState, ScannedState
+from app.tfstate.remote import Server
+
+
+def lease_id_of(text: str) -> UUID:
+    try:
+        return UUID(text)
+    except ValueError:
+        raise BadInput(f"not a lease ID: {text!r}") from None
+
+
+def _context(lease_id: UUID) -> bytes:
+    return b"lease-snapshot:" + lease_id.bytes
+
+
+async def renewed(conn: asyncpg.Connection, name: str, lease_id: UUID, who: Principal) -> Lease:
+    """The live lease `lease_id` of state `name`, held by `who`, renewed for its TTL."""
+    record = await conn.fetchrow(
+        f"""WITH renewed AS (
+                UPDATE leases l SET expires_at = now() + l.ttl_seconds * interval '1 second'
+                FROM states s
+                WHERE l.id = $1 AND s.id = l.state_id AND s.name = $2
+                  AND l.expires_at > now() AND l.holder = $3
+                RETURNING l.*
+            )
+            SELECT {LEASE_COLUMNS} FROM renewed l JOIN states s ON s.id = l.state_id""",
+        lease_id,
+        name,
+        who.name,
+    )
+    if record is not None:
+        return Lease.of(record)
+    other = await conn.fetchrow(
+        f"""SELECT {LEASE_COLUMNS} FROM leases l JOIN states s ON s.id = l.state_id
+            WHERE l.id = $1 AND s.name = $2 AND l.expires_at > now()""",
+        lease_id,
+        name,
+    )
+    if other is not None:
+        raise not_the_holder(who, Lease.of(other), "use")
+    raise Conflict(
+        f"lease {lease_id} of state {name!r} has ended (released, unlocked or expired): "
+        "take a new one from a new plan",
+        {"state": name, "lease": str(lease_id)},
+    )
+
+
+async def snapshot(conn: asyncpg.Connection, lease: Lease) -> bytes:
+    """What the lease's Terraform reads (GET)."""
+    stored = await conn.fetchval("SELECT snapshot FROM leases WHERE id = $1", lease.id)
+    if stored is not None:
+        return zstandard.decompress(crypto.keyring().open(stored, _context(lease.id)))
+    return await _version_bytes(conn, lease.state_name, lease.base_serial)
+
+
+async def _version_bytes(conn: asyncpg.Connection, name: str, serial: int | None) -> bytes:
+    version = await raw.raw_version(conn, name, serial)
+    if version is None:
+        raise NotFound(f"state {name!r} has no version {serial}: pruned while leased?")
+    return await raw.whole_raw(conn, version)
+
+
+async def _head(conn: asyncpg.Connection, name: str) -> bytes | dict[str, Any]:
+    """The current version: parsed, when the last merge left it so; else its bytes."""
+    version = await raw.raw_version(conn, name, read=False)
+    if version is None:
+        raise NotFound(f"state {name!r} has no version")
+    kept = parsed.take_head(version.md5)
+    return kept if kept is not None else await raw.whole_raw(conn, version)
+
+
+async def lock(conn: asyncpg.Connection, lease: Lease, info: dict[str, Any]) -> None:
+    """Keep Terraform's lock `info` on the lease; Locked while the state is locked whole
+    or another lock (another Terraform) holds the lease."""
+    async with conn.transaction():
+        state_id = await hold_state(conn, lease.state_name)
+        writer = await conn.fetchrow(
+            "SELECT lock_id, info FROM state_locks WHERE state_id = $1", state_id
+        )
+        if writer is not None:
+            raise Locked(
+                f"state {lease.state_name!r} is locked whole (ID {writer['lock_id']})",
+                writer["info"],
+            )
+        held = await conn.fetchrow(
+            "SELECT lock_id, lock_info FROM leases WHERE id = $1 FOR UPDATE", lease.id
+        )
+        if held is not None and held["lock_id"] not in (None, info["ID"]):
+            raise Locked(
+                f"lease {lease.id} is locked by another run (ID {held['lock_id']})",
+                held["lock_info"],
+            )
+        await conn.execute(
+            "UPDATE leases SET lock_id = $2, lock_info = $3 WHERE id = $1",
+            lease.id,
+            info["ID"],
+            info,
+        )
+
+
+async def unlock(
+    conn: asyncpg.Connection, lease: Lease, lock_id: str | None, who: Principal
+) -> None:
+    """Terraform's UNLOCK under a lease ends it."""
+    if lease.lock_id is not None and lock_id is not None and lock_id != lease.lock_id:
+        raise Locked(
+            f"lease {lease.id} is locked under another ID ({lease.lock_id})",
+            lease.lock_info or {"ID": lease.lock_id},
+        )
+    await release(conn, lease.id, who=who, how="unlock")
+
+
+@dataclass(frozen=True)
+class MergedWrite:
+    written: Written | None  # None: the body changed nothing against the snapshot
+    serial: int
+    changed: list[str]
+    outside: list[str]  # changed, outside the lease's footprint
+
+
+def _document(data: bytes, what: str) -> dict[str, Any]:
+    try:
+        document = jsonutil.loads(data)
+    except ValueError as exc:
+        raise BadInput(f"{what} is not JSON: {exc}") from None
+    if not isinstance(document, dict) or document.get("version") != 4:
+        raise BadInput(f"{what} is not a Terraform v4 state: leases merge plain v4 states")
+    return document
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """What a write changes against its snapshot, worked out before the head is held."""
+
+    snapshot: dict[str, Any]
+    written: dict[str, Any]
+    changes: merge.Changes
+
+
+def _prepare(snap: bytes, body: bytes) -> _Prepared:
+    """CPU-bound (off the event loop): parse the body and the snapshot (one kept parsed
+    is not parsed again: app/leases/parsed.py) and diff them."""
+    # millions of objects that form no cycle: no collection walks them (as a POST's parse)
+    with gc_paused():
+        written = _document(body, "the body")
+        snapshot = parsed.snapshot(snap, lambda data: _document(data, "the lease's snapshot"))
+        return _Prepared(snapshot, written, merge.changes(snapshot, written))
+
+
+def _merge(
+    head: bytes | dict[str, Any], body: bytes, ready: _Prepared
+) -> tuple[merge.Merged, bytes | None]:
+    """CPU-bound: the prepared changes applied to the head, its bytes or kept parsed
+    (off the event loop)."""
+    with gc_paused():
+        document = head if isinstance(head, dict) else _document(head, "the current version")
+        merged = merge.merge(document, ready.snapshot, ready.written, ready.changes)
+        if merged.document is None:
+            return merged, None
+        rendered = jsonutil.dumps(merged.document, indent=True)
+        parsed.keep_head(rendered, merged.document)
+        parsed.keep_snapshot(body, ready.written)
+        return merged, rendered
+
+
+async def merged_write(
+    conn: asyncpg.Connection,
+    lease: Lease,
+    body: bytes,
+    *,
+    who: Principal,
+    decode: Callable[[bytes], ScannedState | EncryptedState],
+    keep_last: int | None = None,
+    servers: Sequence[Server] = (),
+) -> MergedWrite:
+    """POST under `lease`: `body`'s changes against the snapshot, as the next version.
+
+    LeaseConflict (recorded `lease-conflict`, nothing written) when another writer
+    changed, since the snapshot, an instance or output `body` changes."""
+    # what the body changes is the lease's own business: worked out before the head is
+    # held, so that merged writes of several leases wait for one another the least
+    ready = await asyncio.to_thread(_prepare, await snapshot(conn, lease), body)
+    async with conn.transaction():
+        state_id = await hold_state(conn, lease.state_name)
+        head = await _head(conn, lease.state_name)
+        merged, rendered = await asyncio.to_thread(_merge, head, body, ready)
+        changed = merged.changes.addresses()
+        keys = {*lease.addresses, *(merge.OUTPUT_PREFIX + o for o in lease.outputs)}
+        outside = [a for a in changed if a not in keys]
+        if not merged.conflicts:
+            return await _store(
+                conn,
+                lease,
+                state_id,
+                body,
+                merged,
+                rendered,
+                changed,
+                outside,
+                who=who,
+                decode=decode,
+                keep_last=keep_last,
+                servers=servers,
+            )
+    detail = {
+        "at": "write",
+        "lease": str(lease.id),
+        "holder": lease.holder,
+        "addresses": merged.conflicts,
+    }
+    await append_event(
+        conn,
+        state_name=lease.state_name,
+        action=CONFLICT,
+        actor=who.name,
+        state_id=lease.state_id,
+        detail=detail,
+    )
+    raise LeaseConflict(
+        f"another writer changed {', '.join(merged.conflicts)} of state "
+        f"{lease.state_name!r} since lease {lease.id} read it: nothing was written",
+        {"state": lease.state_name, **detail},
+    )
+
+
+async def _store(
+    conn: asyncpg.Connection,
+    lease: Lease,
+    state_id: UUID,
+    body: bytes,
+    merged: merge.Merged,
+    rendered: bytes | None,
+    changed: list[str],
+    outside: list[str],
+    *,
+    who: Principal,
+    decode: Callable[[bytes], ScannedState | EncryptedState],
+    keep_last: int | None,
+    servers: Sequence[Server],
+) -> MergedWrite:
+    # compressed here (fast), stored as is: the TOAST's own compression is slow for MBs
+    sealed = crypto.keyring().seal(zstandard.compress(body, 1), _context(lease.id))
+    await conn.execute(
+        "UPDATE leases SET snapshot = $2, writes = writes + 1 WHERE id = $1", lease.id, sealed
+    )
+    if rendered is None:  # nothing changed against the snapshot (a retried POST)
+        serial = await conn.fetchval(
+            "SELECT max(serial) FROM state_versions WHERE state_id = $1", state_id
+        )
+        return MergedWrite(None, int(serial), [], [])
+    state = await asyncio.to_thread(decode, rendered)
+    detail = {"lease": str(lease.id), "merged": changed, "outside": outside}
+    written = await write_version(
+        conn,
+        lease.state_name,
+        rendered,
+        actor=who.name,
+        state=state,
+        detail=detail,
+        keep_last=keep_last,
+        servers=servers,
+    )
+    await append_event(
+        conn,
+        state_name=lease.state_name,
+        action=MERGED,
+        actor=who.name,
+        state_id=state_id,
+        serial=written.serial,
+        detail={**detail, "holder": lease.holder},
+    )
+    return MergedWrite(written, written.serial, changed, outside)

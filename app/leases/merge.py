@@ -1,0 +1,165 @@
+"""A leased write merged into the current version: pure, no I/O.
+
+A lease's Terraform sees a snapshot (the version its plan was made from, plus its own
+writes) and POSTs whole states against it. What one POST changes against the previous
+snapshot (instances added, changed or removed; outputs changed) is applied to the
+current head, so that other leases' writes since stay. An instance or output changed
+by this POST that differs in the head from the snapshot (another writer touched it
+meanwhile) is a conflict: nothing is merged.
+"""
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.tfstate.address import index_suffix
+
+OUTPUT_PREFIX = "output."  # a footprint names an output as `output.NAME`
+
+# An instance as a state holds it: its resource (whose fields but `instances` are the
+# instance's too), and the instance
+Entry = tuple[dict[str, Any], dict[str, Any]]
+
+
+def meta(resource: dict[str, Any]) -> dict[str, Any]:
+    """A resource's own fields: all but its instances."""
+    return {k: v for k, v in resource.items() if k != "instances"}
+
+
+def same(a: Entry | None, b: Entry | None) -> bool:
+    """Whether two instances are equal, their resources' own fields included."""
+    if a is None or b is None:
+        return a is b
+    if a[1] != b[1]:
+        return False
+    first, second = a[0], b[0]
+    return first is second or all(
+        first.get(k) == second.get(k) for k in first.keys() | second.keys() if k != "instances"
+    )
+
+
+def resource_of(resource: dict[str, Any]) -> str:
+    """The resource's own address, module keys kept: what groups its instances."""
+    mode = "data." if resource.get("mode") == "data" else ""
+    local = f"{mode}{resource.get('type')}.{resource.get('name')}"
+    module = resource.get("module")
+    return f"{module}.{local}" if module else local
+
+
+@functools.lru_cache(maxsize=65536)  # the keys of a state recur in every document of it
+def _suffix(index_key: str | int | None) -> str:
+    return index_suffix(index_key)
+
+
+def instances(document: dict[str, Any]) -> dict[str, Entry]:
+    """Every instance of a v4 state by its address (a deposed object has its own)."""
+    found: dict[str, Entry] = {}
+    for resource in document.get("resources") or []:
+        base = resource_of(resource)
+        for instance in resource.get("instances") or []:
+            key = instance.get("index_key")
+            address = base + (_suffix(key) if isinstance(key, str | int) else "")
+            if (deposed := instance.get("deposed")) is not None:
+                address = f"{address} (deposed object {deposed})"
+            found[address] = (resource, instance)
+    return found
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What one write changed against its snapshot: None for a removed one."""
+
+    instances: dict[str, Entry | None] = field(default_factory=dict)
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+    def addresses(self) -> list[str]:
+        """Every changed instance and output (`output.NAME`), sorted."""
+        return sorted([*self.instances, *(OUTPUT_PREFIX + name for name in self.outputs)])
+
+    def __bool__(self) -> bool:
+        return bool(self.instances or self.outputs)
+
+
+def changes(before: dict[str, Any], after: dict[str, Any]) -> Changes:
+    """What `after` changes of `before` (two v4 states)."""
+    old, new = instances(before), instances(after)
+    changed = {a: new.get(a) for a in old.keys() | new.keys() if not same(old.get(a), new.get(a))}
+    old_out, new_out = before.get("outputs") or {}, after.get("outputs") or {}
+    outputs = {
+        n: new_out.get(n)
+        for n in old_out.keys() | new_out.keys()
+        if old_out.get(n) != new_out.get(n)
+    }
+    return Changes(changed, outputs)
+
+
+@dataclass(frozen=True)
+class Merged:
+    document: dict[str, Any] | None  # None when there are conflicts (or nothing to write)
+    changes: Changes
+    conflicts: list[str]  # instances and outputs another writer changed since the snapshot
+
+
+def merge(
+    head: dict[str, Any],
+    snapshot: dict[str, Any],
+    written: dict[str, Any],
+    found: Changes | None = None,
+) -> Merged:
+    """`written`'s changes against `snapshot` (`found`, when already known), applied to
+    `head` as its next version (serial + 1, head's lineage); conflicts when `head`
+    differs from `snapshot` where `written` changes it. No changes: no document. The
+    head is the caller's to give up: the merged one is `head`, patched in place (a write
+    changes a few instances of thousands)."""
+    found = changes(snapshot, written) if found is None else found
+    if not found:
+        return Merged(None, found, [])
+    head_instances, snap_instances = instances(head), instances(snapshot)
+    head_out, snap_out = head.get("outputs") or {}, snapshot.get("outputs") or {}
+    conflicts = [
+        a for a in found.instances if not same(head_instances.get(a), snap_instances.get(a))
+    ]
+    conflicts += [OUTPUT_PREFIX + n for n in found.outputs if head_out.get(n) != snap_out.get(n)]
+    if conflicts:
+        return Merged(None, found, sorted(conflicts))
+    _patch(head, head_instances, found.instances)
+    outputs = dict(head_out)
+    for name, value in found.outputs.items():
+        if value is None:
+            outputs.pop(name, None)
+        else:
+            outputs[name] = value
+    head["outputs"] = outputs
+    head["serial"] = int(head.get("serial") or 0) + 1
+    head["terraform_version"] = written.get("terraform_version", head.get("terraform_version"))
+    if written.get("check_results") != snapshot.get("check_results"):
+        head["check_results"] = written.get("check_results")
+    return Merged(head, found, [])
+
+
+def _patch(
+    document: dict[str, Any], present: dict[str, Entry], changed: dict[str, Entry | None]
+) -> None:
+    """Replace, remove and add the `changed` instances of `document` (whose instances are
+    `present`), in place; a resource left without instances goes, as Terraform drops it."""
+    resources: list[dict[str, Any]] = document.setdefault("resources", [])
+    by_key = {resource_of(r): r for r in resources}
+    for address, entry in sorted(changed.items()):
+        old = present.get(address)
+        key = None if entry is None else resource_of(entry[0])
+        if old is not None:
+            resource = by_key[resource_of(old[0])]
+            members = resource["instances"]
+            at = next(n for n, i in enumerate(members) if i is old[1])
+            if entry is not None and key == resource_of(old[0]):  # changed where it is
+                resource.update(meta(entry[0]))
+                members[at] = entry[1]
+                continue
+            del members[at]
+        if entry is None or key is None:
+            continue
+        if key not in by_key:
+            by_key[key] = {**meta(entry[0]), "instances": []}
+            resources.append(by_key[key])
+        by_key[key]["instances"].append(entry[1])
+    document["resources"] = [r for r in resources if r.get("instances")]
