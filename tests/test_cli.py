@@ -17,8 +17,7 @@ from app.jsonutil import dumps
 from bench.generate import generate_state
 from tests.api.test_iac import DOCUMENT, RESOURCE_LINES, SLUG
 from tests.graph.states import shared_history
-from tests.graph.test_history import exports_as_posted
-from tests.graph.test_retention import write_all
+from tests.helpers.histories import exports_as_posted, write_all
 from tests.live_server import LiveServer, server_fixture
 
 TOKEN = "s3cret-ci-token"

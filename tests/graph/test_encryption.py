@@ -27,7 +27,7 @@ from app.jsonutil import dumps
 from app.tfstate import scan_state
 from tests.conftest import corpus_files
 from tests.graph.states import PASSWORD, resource
-from tests.graph.test_store import as_numbers
+from tests.helpers.histories import as_numbers
 from tests.live_server import live_server
 from tests.postgres_tools import pg_dump
 from tests.strategies import states
