@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 
+from tests.helpers.cli import Cli
 from tests.live_server import LiveServer
 from tests.oidc.conftest import ADMIN
 from tests.oidc_issuer import LocalIssuer, github_claims, gitlab_claims
@@ -197,8 +198,6 @@ def test_a_new_kid_is_used_without_a_restart(oidc_server: LiveServer, github: Lo
 def test_login_prints_a_server_token_the_cli_then_uses(
     oidc_server: LiveServer, github: LocalIssuer, tmp_path: Path
 ) -> None:
-    from tests.test_cli import Cli
-
     code, out, err = Cli(oidc_server, tmp_path, None)(
         "login", "--oidc", github.token(github_claims()), "--ttl", "900"
     )
