@@ -10,7 +10,7 @@ import pytest
 from app.access import Role
 from app.config import Settings
 from app.server import create_app
-from tests.api.conftest import BOOT, as_token, error_codes, gql
+from tests.api.conftest import error_codes, gql
 from tests.graph.states import resource, state
 from tests.helpers.across import (
     HERE,
@@ -20,6 +20,7 @@ from tests.helpers.across import (
     producer,
     write_linked_states,
 )
+from tests.helpers.app import BOOT, as_token
 from tests.helpers.links import remote
 
 # The cursor goes into the text: a variable in a list argument below a list of resources

@@ -11,7 +11,7 @@ from app.access import Principal, Role
 from app.catalog.scopes import create_scope
 from app.graph import locks
 from app.graph.store import write_version
-from tests.api.conftest import BOOT, as_token
+from tests.helpers.app import BOOT, as_token
 from tests.helpers.dashboard import HTML, apply_tables, hub
 
 
