@@ -6,36 +6,24 @@ from typing import Any
 
 from app.tfstate.parse import MAX_SERIAL
 
+# one managed resource of one instance: each refused document changes a part of it
+_RESOURCE: dict[str, Any] = {
+    "mode": "managed",
+    "type": "t",
+    "name": "n",
+    "provider": "p",
+    "instances": [{"attributes": {}}],
+}
+
 
 def _doc(**changes: Any) -> bytes:
-    doc: dict[str, Any] = {
-        "version": 4,
-        "serial": 1,
-        "lineage": "L",
-        "resources": [
-            {
-                "mode": "managed",
-                "type": "t",
-                "name": "n",
-                "provider": "p",
-                "instances": [{"attributes": {}}],
-            },
-        ],
-    }
+    doc: dict[str, Any] = {"version": 4, "serial": 1, "lineage": "L", "resources": [_RESOURCE]}
     doc.update(changes)
     return json.dumps(doc).encode()
 
 
 def _resource(**changes: Any) -> bytes:
-    resource: dict[str, Any] = {
-        "mode": "managed",
-        "type": "t",
-        "name": "n",
-        "provider": "p",
-        "instances": [{"attributes": {}}],
-    }
-    resource.update(changes)
-    return _doc(resources=[resource])
+    return _doc(resources=[{**_RESOURCE, **changes}])
 
 
 # (a body, what refusing it says): app/tfstate/scan.py's tests refuse them too
