@@ -1,4 +1,5 @@
-"""Test base: a throwaway PostgreSQL database per test session.
+"""Test base: a throwaway PostgreSQL database per test session, and the app in-process
+(httpx over ASGI, lifespan entered: the real pool) for the API, dashboard and ops tests.
 
 With DATABASE_URL set (CI, this machine's cluster), a fresh database is
 created on that server and dropped at the end. Without it, an embedded
@@ -15,9 +16,15 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import asyncpg
+import httpx
 import pytest
+from starlette.applications import Starlette
 
-from app import db
+from app import db, tokens
+from app.access import Role
+from app.config import Settings
+from app.server import create_app
+from tests.helpers.app import BOOT, CountingPool, MakeToken
 
 # Real Terraform v4 state files for round-trip conformance (see its README).
 CORPUS = Path(__file__).resolve().parent / "corpus" / "tfstate"
@@ -124,3 +131,67 @@ async def truncate_all(connection: asyncpg.Connection) -> None:
     )
     if tables:
         await connection.execute(f"TRUNCATE {', '.join(r['t'] for r in tables)} CASCADE")
+
+
+@pytest.fixture(scope="session")
+async def app(database_url: str) -> AsyncIterator[Starlette]:
+    application = create_app(Settings(), database_url=database_url)
+    async with application.router.lifespan_context(application):
+        yield application
+
+
+@pytest.fixture
+async def client(app: Starlette, conn: asyncpg.Connection) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the app, on an emptied database (`conn` writes the test's states)."""
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://test", headers={"Content-Type": "application/json"}
+    ) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+async def closed_app(database_url: str) -> AsyncIterator[Starlette]:
+    """The app with a bootstrap token (so never open), for tests of who sees what."""
+    application = create_app(Settings(api_tokens={BOOT: "boot"}), database_url=database_url)
+    async with application.router.lifespan_context(application):
+        yield application
+
+
+@pytest.fixture
+async def db_token(conn: asyncpg.Connection) -> AsyncIterator[MakeToken]:
+    """Makes database tokens (app/tokens.py), deleted after the test: a token left
+    behind would close the open app of the next test (TokenCache.is_closed)."""
+
+    async def make(
+        name: str,
+        role: Role = Role.READ,
+        *,
+        states: list[str] | None = None,
+        scopes: list[str] | None = None,
+        expires_days: float | None = None,
+    ) -> str:
+        _, secret = await tokens.create_token(
+            conn,
+            name,
+            role,
+            state_globs=states or [],
+            scopes=scopes or [],
+            expires_days=expires_days,
+            created_by="test",
+        )
+        return secret
+
+    yield make
+    await conn.execute("DELETE FROM api_tokens")
+
+
+@pytest.fixture
+def statements(app: Starlette) -> Iterator[CountingPool]:
+    """Count the SQL statements the app runs during the test."""
+    counting = CountingPool(app.state.pool)
+    app.state.pool = counting
+    try:
+        yield counting
+    finally:
+        app.state.pool = counting.pool

@@ -3,10 +3,7 @@ its environment: IaC plan/apply/export-iac/release and Terraform states import/e
 states/lock/unlock/force-unlock, all through the server's API; exit codes 0/1/2."""
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,36 +12,13 @@ import pytest
 
 from app.jsonutil import dumps
 from bench.generate import generate_state
-from tests.api.test_iac import DOCUMENT, RESOURCE_LINES, SLUG
 from tests.graph.states import shared_history
-from tests.graph.test_history import exports_as_posted
-from tests.graph.test_retention import write_all
-from tests.live_server import LiveServer, server_fixture
+from tests.helpers.cli import TOKEN, Cli, cli_server
+from tests.helpers.histories import exports_as_posted, write_all
+from tests.helpers.iac import DOCUMENT, RESOURCE_LINES, SLUG
+from tests.live_server import LiveServer
 
-TOKEN = "s3cret-ci-token"
-server = server_fixture({"INFRAGRAPH_API_TOKENS": f"ci:{TOKEN}"}, scope="module")
-
-
-class Cli:
-    """Runs `infragraph` as a CI job would: a URL and a token, no database settings."""
-
-    def __init__(self, server: LiveServer, home: Path, token: str | None = TOKEN) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "PG"))}
-        env |= {"INFRAGRAPH_URL": server.url, "INFRAGRAPH_HOME": str(home)}
-        env.pop("INFRAGRAPH_TOKEN", None)
-        if token is not None:
-            env["INFRAGRAPH_TOKEN"] = token
-        self.env = env
-
-    def __call__(self, *args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
-        done = subprocess.run(
-            [Path(sys.executable).parent / "infragraph", *args],
-            env=self.env,
-            input=stdin,
-            capture_output=True,
-            timeout=120,
-        )
-        return done.returncode, done.stdout.decode(), done.stderr.decode()
+server = cli_server()
 
 
 @pytest.fixture

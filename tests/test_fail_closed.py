@@ -3,14 +3,13 @@ existed (bootstrap or database), whatever then happens to the tokens; the last a
 kept; fractional expiry as given; token made, revoked and expired as audit events.
 All through the real server."""
 
-import time
-from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import httpx
 
 from tests.backend.helpers import assert_error, tf_state
 from tests.live_server import LiveServer, live_server, server_fixture
+from tests.waiting import wait_until_sync
 
 OPEN = {"INFRAGRAPH_API_TOKENS": None}
 BOOT = "boot-secret"
@@ -42,13 +41,6 @@ def _gql(client: httpx.Client, query: str, **variables: object) -> dict:
     return body["data"]
 
 
-def _until(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {WAIT_S} s: {what}"
-        time.sleep(0.05)
-
-
 def _shut_out(server: LiveServer, *secrets: str) -> None:
     """No credentials, and each of `secrets`: 401 on every interface, and no admin is made."""
     for secret in (None, *secrets):
@@ -67,7 +59,12 @@ def test_the_server_stays_closed_when_its_last_admin_expires(conn, database_url)
         root = made["createToken"]["secret"]
         with _client(server.url, root) as admin:
             assert admin.get("/states/a").status_code == 200
-            _until(lambda: admin.get("/states/a").status_code == 401, "the token expires")
+            wait_until_sync(
+                lambda: admin.get("/states/a").status_code == 401,
+                "the token expires",
+                within=WAIT_S,
+                interval=0.05,
+            )
         _shut_out(server, root)
     with live_server(database_url, OPEN) as again:  # a restart does not reopen it either
         assert "first run" not in again.log() and "nobody can make a token" in again.log()
@@ -127,7 +124,12 @@ def test_making_revoking_and_expiry_of_tokens_are_audit_events(
             found = [e["node"] for e in _gql(ops, EVENTS)["events"]["edges"]]
             return sorted((e["action"], e["detail"]["name"], e["actor"]) for e in found)
 
-        _until(lambda: ("token-expire", "brief", "ops2") in trail(), "the expiry is recorded")
+        wait_until_sync(
+            lambda: ("token-expire", "brief", "ops2") in trail(),
+            "the expiry is recorded",
+            within=WAIT_S,
+            interval=0.05,
+        )
         assert trail() == [
             ("token-create", "brief", "ops2"),
             ("token-create", "ops", "boot"),

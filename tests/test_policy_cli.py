@@ -6,10 +6,10 @@ from pathlib import Path
 import httpx
 
 from tests.graph.states import resource, state
-from tests.live_server import LiveServer, server_fixture
-from tests.test_cli import TOKEN, Cli
+from tests.helpers.cli import TOKEN, Cli, cli_server
+from tests.live_server import LiveServer
 
-server = server_fixture({"INFRAGRAPH_API_TOKENS": f"ci:{TOKEN}"}, scope="module")
+server = cli_server()
 AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
 HEADER = '{"kind": "header", "system": "crm", "version": 1}\n'
 TABLE = '{"kind": "table", "ref": "contacts", "spec": {"name": "Contacts"}}\n'

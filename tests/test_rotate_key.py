@@ -11,8 +11,9 @@ from pathlib import Path
 
 import httpx
 
-from tests.graph.test_encryption import PLANTED, leaks, pg_dump, secret_state
+from tests.helpers.secrets import PLANTED, leaks, secret_state
 from tests.live_server import live_server
+from tests.postgres_tools import pg_dump
 
 CLI = Path(sys.executable).parent / "infragraph"
 

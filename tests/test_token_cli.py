@@ -6,11 +6,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from tests.backend.helpers import tf_state
+from tests.helpers.cli import Cli, cli_server
 from tests.live_server import LiveServer
-from tests.test_cli import Cli, server  # noqa: F401  (the module's live server)
+
+server = cli_server()
 
 
-def test_create_list_use_and_revoke(server: LiveServer, conn, tmp_path: Path) -> None:  # noqa: F811
+def test_create_list_use_and_revoke(server: LiveServer, conn, tmp_path: Path) -> None:
     admin = Cli(server, tmp_path / "home")
     code, out, err = admin(
         "token",
@@ -62,7 +64,7 @@ def test_create_list_use_and_revoke(server: LiveServer, conn, tmp_path: Path) ->
     assert code == 1 and "by their scope" in err
 
 
-def test_a_fractional_expiry_is_kept(server: LiveServer, conn, tmp_path: Path) -> None:  # noqa: F811
+def test_a_fractional_expiry_is_kept(server: LiveServer, conn, tmp_path: Path) -> None:
     admin = Cli(server, tmp_path / "home")
     code, out, err = admin("token", "create", "half", "--role", "read", "--expires", "0.5")
     assert code == 0, err
@@ -75,7 +77,7 @@ def test_a_fractional_expiry_is_kept(server: LiveServer, conn, tmp_path: Path) -
     assert abs(lasts - timedelta(hours=12)) < timedelta(seconds=1), lasts
 
 
-def test_a_plan_token_and_whoami(server: LiveServer, conn, tmp_path: Path) -> None:  # noqa: F811
+def test_a_plan_token_and_whoami(server: LiveServer, conn, tmp_path: Path) -> None:
     admin = Cli(server, tmp_path / "home")
     code, out, err = admin("token", "create", "web-pr", "--role", "plan", "--states", "apps/*")
     assert code == 0, err

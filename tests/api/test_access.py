@@ -62,9 +62,9 @@ from app.api.schema import schema
 from app.backend.routes import _HANDLERS
 from app.config import Settings
 from app.server import create_app
-from tests.api.test_iac import DOCUMENT
 from tests.backend.helpers import lock_info, tf_state
 from tests.graph.states import chain_graph
+from tests.helpers.iac import DOCUMENT
 from tests.live_server import LiveServer, server_fixture
 
 BOOT = "boot-secret"

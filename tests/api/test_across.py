@@ -10,56 +10,18 @@ import pytest
 from app.access import Role
 from app.config import Settings
 from app.server import create_app
-from tests.api.conftest import BOOT, as_token, error_codes, gql
+from tests.api.conftest import error_codes, gql
 from tests.graph.states import resource, state
-from tests.graph.test_links import remote
-
-JSON = {"Content-Type": "application/json"}
-
-# The app's client calls the server http://test: that is its own address.
-HERE = "http://test/states/"
-SECRET = "s3cr3t-password-1"
-
-
-def _producer(serial: int = 1, secret: str = SECRET) -> bytes:
-    return state(
-        [resource("aws_vpc", "main", attributes={"id": "vpc-0a1b2c3d4e5f"})],
-        serial=serial,
-        outputs={
-            "vpc_id": {"value": "vpc-0a1b2c3d4e5f", "type": "string"},
-            "password": {"value": secret, "type": "string", "sensitive": True},
-            "unread": {"value": "nobody-reads-this", "type": "string"},
-        },
-    )
-
-
-def _consumer(name: str, serial: int = 1, secret: str = SECRET, apps: int = 3) -> bytes:
-    read = {"vpc_id": "vpc-0a1b2c3d4e5f", "password": secret}
-    return state(
-        [
-            remote("net", HERE + "team%2Fnet", read),
-            resource(
-                "aws_instance",
-                "app",
-                keys=list(range(apps)),
-                attributes={"id": f"{name}-instance"},
-                depends_on=["data.terraform_remote_state.net"],
-            ),
-        ],
-        serial=serial,
-    )
-
-
-async def _write(client, name: str, body: bytes) -> None:
-    response = await client.post(f"/states/{name}", content=body, headers=JSON)
-    assert response.status_code == 200, response.text
-
-
-async def _states(client) -> None:
-    await _write(client, "team/net", _producer())
-    for name in ("team/a", "team/b"):
-        await _write(client, name, _consumer(name))
-
+from tests.helpers.across import (
+    HERE,
+    SECRET,
+    consumer,
+    post_state,
+    producer,
+    write_linked_states,
+)
+from tests.helpers.app import BOOT, as_token
+from tests.helpers.links import remote
 
 # The cursor goes into the text: a variable in a list argument below a list of resources
 # fails in app/api/runtime/lookahead.py with graphql-core 3.3 (variable_values is no longer a dict).
@@ -70,7 +32,7 @@ RADIUS = """{ resources(first: 1, filter: {state: "team/net"}) {
 
 
 async def test_resource_blast_radius_pages_across_states(client) -> None:
-    await _states(client)
+    await write_linked_states(client)
     seen: list[tuple[int, str, str]] = []
     after = None
     while True:
@@ -120,7 +82,7 @@ LINKS = """{ state(name: "team/net") {
 
 
 async def test_who_reads_whom(client) -> None:
-    await _states(client)
+    await write_linked_states(client)
     data = await gql(client, LINKS)
     net = data["state"]
     assert net["unreadOutputs"] == ["unread"]
@@ -156,7 +118,7 @@ async def test_who_reads_whom(client) -> None:
         "stale": False,
     }
 
-    await _write(client, "team/net", _producer(2, secret="rotated-password-2"))
+    await post_state(client, "team/net", producer(2, secret="rotated-password-2"))
     data = await gql(client, LINKS)
     assert data["stale"] == [
         {"consumer": {"name": name}, "since": 2, "outputs": [{"name": "password"}]}
@@ -173,9 +135,9 @@ DATA_SOURCE = """query($filter: ResourceFilter!) {
 
 
 async def test_outputs_sensitive_in_the_producer_are_masked_in_the_consumer(client) -> None:
-    await _states(client)
-    await _write(client, "team/net", _producer(2, secret="rotated-password-2"))
-    await _write(client, "team/a", _consumer("team/a", 2, secret="rotated-password-2"))
+    await write_linked_states(client)
+    await post_state(client, "team/net", producer(2, secret="rotated-password-2"))
+    await post_state(client, "team/a", consumer("team/a", 2, secret="rotated-password-2"))
     by_address: dict[str, Any] = {"state": "team/a", "mode": "DATA"}
     data = await gql(client, DATA_SOURCE, {"filter": by_address})
     [node] = [e["node"] for e in data["resources"]["edges"]]
@@ -206,9 +168,9 @@ STATES = """query($first: Int!) { states(first: $first) { edges { node { name
 async def test_the_links_of_many_states_cost_as_many_statements_as_of_few(
     client, statements
 ) -> None:
-    await _states(client)
+    await write_linked_states(client)
     for name in ("team/c", "team/d", "team/e", "team/f"):
-        await _write(client, name, _consumer(name))
+        await post_state(client, name, consumer(name))
 
     async def count(first: int) -> int:
         statements.statements.clear()
@@ -234,8 +196,8 @@ async def test_public_urls_are_this_server_too(database_url, conn, monkeypatch) 
         app.router.lifespan_context(app),
         httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client,
     ):
-        await _write(client, "team/net", _producer())
-        await _write(client, "team/app", document)
+        await post_state(client, "team/net", producer())
+        await post_state(client, "team/app", document)
         data = await gql(client, '{ state(name: "team/app") { producers { address } } }')
     assert [p["address"] for p in data["state"]["producers"]] == [
         "data.terraform_remote_state.direct",
@@ -291,10 +253,10 @@ async def test_a_token_sees_no_state_across_it_may_not_read(closed_app, db_token
     team/end either (which the admin's walk does, through other/mid)."""
     reader = await db_token("reader", Role.READ, states=["team/*"])
     async with as_token(closed_app, BOOT) as admin:
-        await _write(admin, "team/net", _producer())
-        await _write(admin, "team/a", _consumer("team/a"))
-        await _write(admin, "other/mid", _middle())
-        await _write(admin, "team/end", _end())
+        await post_state(admin, "team/net", producer())
+        await post_state(admin, "team/a", consumer("team/a"))
+        await post_state(admin, "other/mid", _middle())
+        await post_state(admin, "team/end", _end())
         everything = await gql(admin, SEEN)
     async with as_token(closed_app, reader) as client:
         seen = await gql(client, SEEN)

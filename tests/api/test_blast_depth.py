@@ -9,8 +9,8 @@ import pytest
 from app.graph.write.version import write_version
 from bench.generate import generate_plain_lists
 from tests.api.conftest import gql
-from tests.api.test_across import _states
 from tests.graph.states import chain_graph
+from tests.helpers.across import write_linked_states
 
 RADIUS = """query($maxDepth: Int, $after: String) {
   blastRadius(state: "g", address: "terraform_data.r", maxDepth: $maxDepth, first: 4,
@@ -61,7 +61,7 @@ ACROSS = """query($maxDepth: Int) {
 
 
 async def test_across_states_a_limit_says_what_it_cut(client) -> None:
-    await _states(client)  # two data sources at depth 1, six instances at depth 2
+    await write_linked_states(client)  # two data sources at depth 1, six instances at depth 2
     whole = (await gql(client, ACROSS, {"maxDepth": None}))["blastRadius"]
     assert (whole["totalCount"], whole["truncated"], whole["beyondCount"]) == (8, False, 0)
     cut = (await gql(client, ACROSS, {"maxDepth": 1}))["blastRadius"]

@@ -10,7 +10,8 @@ import httpx
 from app.access import Role
 from app.configuration.parse import config_address
 from app.graph.retention import prune_state
-from tests.api.conftest import BOOT, MakeToken, as_token, error_codes, gql
+from tests.api.conftest import error_codes, gql
+from tests.helpers.app import BOOT, MakeToken, as_token
 from tests.plans.configurations import network, network_state, plan_with
 
 JSON = {"Content-Type": "application/json"}

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from tests.graph.states import resource, state
-from tests.graph.test_links import remote
+from tests.helpers.links import remote
 from tests.live_server import LiveServer, server_fixture
 
 BOOT = "boot-secret"

@@ -2,7 +2,7 @@
 
 from app.graph.write.version import write_version
 from tests.api.conftest import gql
-from tests.graph.test_resource_history import history_version
+from tests.helpers.histories import history_version
 
 HISTORY = """query($state: String!, $address: String!, $after: String) {
   blastRadius(state: $state, address: $address) { totalCount }

@@ -10,26 +10,11 @@ import httpx
 import pytest
 
 from tests.api.conftest import error_codes, gql, post
+from tests.helpers.iac import DOCUMENT, RESOURCE_LINES, SLUG
 from tests.live_server import LiveServer, server_fixture
 
 server = server_fixture(scope="module")
 
-SLUG = "crm-prod"
-DOCUMENT = """\
-{"kind": "header", "system": "crm", "version": 1}
-{"kind": "table", "ref": "contacts", "spec": {"name": "Contacts", "description": "People"}}
-{"kind": "column", "table": "contacts", "ref": "email", "spec": {"name": "Email", "type": "text", "required": true}}
-{"kind": "column", "table": "contacts", "ref": "age", "spec": {"name": "Age", "type": "number"}}
-{"kind": "view", "table": "contacts", "ref": "adults", "spec": {"name": "Adults", "columns": ["email", "age"]}}
-{"kind": "record", "table": "contacts", "key": {"email": "ada@example.com"}, "values": {"age": 36}}
-{"kind": "record", "table": "contacts", "key": {"email": "alan@example.com"}, "values": {"age": 41}}
-"""  # noqa: E501
-RESOURCE_LINES = {
-    ("table", "contacts"): 2,
-    ("column", "contacts.email"): 3,
-    ("column", "contacts.age"): 4,
-    ("view", "contacts.adults"): 5,
-}
 ACTIONS = ("create", "update", "delete", "move", "adopt", "orphaned", "noop", "insert", "skip")
 CREATED = {**dict.fromkeys(ACTIONS, 0), "create": 4, "insert": 2}
 UNCHANGED = {**dict.fromkeys(ACTIONS, 0), "noop": 4, "skip": 2}

@@ -7,9 +7,10 @@ from typing import Any
 import httpx
 
 from app.access import Role
-from tests.api.conftest import BOOT, MakeToken, as_token, error_codes, gql
+from tests.api.conftest import error_codes, gql
 from tests.graph.states import resource, state
-from tests.graph.test_links import remote
+from tests.helpers.app import BOOT, MakeToken, as_token
+from tests.helpers.links import remote
 from tests.plans.plans import as_bytes, change, plan
 
 JSON = {"Content-Type": "application/json"}

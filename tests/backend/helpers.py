@@ -1,7 +1,8 @@
-"""Requests as Terraform makes them: states, LockInfo, Content-MD5."""
+"""Requests as Terraform makes them: states, LockInfo, Content-MD5, LOCK and UNLOCK."""
 
 import base64
 import hashlib
+import json
 import uuid
 from typing import Any
 
@@ -36,6 +37,15 @@ def lock_info(lock_id: str | None = None, who: str = "alice@laptop") -> dict[str
         "Created": "2026-01-01T12:00:00.000000Z",
         "Path": "",
     }
+
+
+async def lock(client: httpx.AsyncClient, info: dict[str, Any], url: str) -> httpx.Response:
+    body = json.dumps(info).encode()
+    return await client.request("LOCK", url, content=body, headers=content_md5(body))
+
+
+async def unlock(client: httpx.AsyncClient, body: bytes, url: str) -> httpx.Response:
+    return await client.request("UNLOCK", url, content=body, headers=content_md5(body))
 
 
 async def versions(conn: asyncpg.Connection, name: str) -> list[int]:

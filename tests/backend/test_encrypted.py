@@ -8,8 +8,16 @@ import pytest
 from app.errors import BadInput
 from app.graph.raw import raw_version
 from app.graph.readback import export_state
-from tests.backend.helpers import assert_error, content_md5, events, lock_info, tf_state, versions
-from tests.backend.test_locks import lock, unlock
+from tests.backend.helpers import (
+    assert_error,
+    content_md5,
+    events,
+    lock,
+    lock_info,
+    tf_state,
+    unlock,
+    versions,
+)
 from tests.tofu_encryption import altered, tofu
 
 NAME = "team/prod/secrets"

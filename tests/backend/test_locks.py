@@ -9,22 +9,15 @@ from tests.backend.helpers import (
     assert_error,
     content_md5,
     events,
+    lock,
     lock_info,
     tf_state,
+    unlock,
     versions,
 )
 
 NAME = "team/prod/network"
 URL = f"/states/{NAME}"
-
-
-async def lock(client, info: dict, url: str = URL):
-    body = json.dumps(info).encode()
-    return await client.request("LOCK", url, content=body, headers=content_md5(body))
-
-
-async def unlock(client, body: bytes, url: str = URL):
-    return await client.request("UNLOCK", url, content=body, headers=content_md5(body))
 
 
 @pytest.mark.parametrize("url", [URL, f"{URL}/lock"])
@@ -53,14 +46,14 @@ async def test_a_lock_is_held_until_its_holder_unlocks(client, conn, url) -> Non
 
 async def test_a_write_needs_the_holders_id_while_locked(client, conn) -> None:
     holder = lock_info()
-    await lock(client, holder)
+    await lock(client, holder, URL)
     assert_error(await client.post(URL, content=tf_state(1)), 409, "LOCKED")
     refused = await client.post(URL, params={"ID": "someone-else"}, content=tf_state(1))
     assert assert_error(refused, 409, "LOCKED")["Who"] == holder["Who"]
     assert (await client.post(URL, params={"ID": holder["ID"]}, content=tf_state(1))).is_success
     assert_error(await client.delete(URL), 409, "LOCKED")
 
-    await unlock(client, json.dumps(holder).encode())
+    await unlock(client, json.dumps(holder).encode(), URL)
     # with no lock held, writes go through (`-lock=false`), with or without an ID
     assert (await client.post(URL, content=tf_state(2))).is_success
     assert (await client.post(URL, params={"ID": holder["ID"]}, content=tf_state(3))).is_success
@@ -71,7 +64,7 @@ async def test_a_write_needs_the_holders_id_while_locked(client, conn) -> None:
 
 async def test_delete_with_the_holders_id_removes_the_lock_too(client, conn) -> None:
     holder = lock_info()
-    await lock(client, holder)
+    await lock(client, holder, URL)
     await client.post(URL, params={"ID": holder["ID"]}, content=tf_state(1))
     assert (await client.delete(URL, params={"ID": holder["ID"]})).is_success
     assert await conn.fetchval("SELECT count(*) FROM state_locks") == 0
@@ -79,10 +72,10 @@ async def test_delete_with_the_holders_id_removes_the_lock_too(client, conn) -> 
 
 async def test_force_unlock_with_an_empty_body_releases_any_lock(client, conn) -> None:
     stale = lock_info(who="crashed@runner")
-    await lock(client, stale)
-    response = await unlock(client, b"")  # `terraform force-unlock`
+    await lock(client, stale, URL)
+    response = await unlock(client, b"", URL)  # `terraform force-unlock`
     assert response.json()["unlocked"] is True
-    assert (await lock(client, lock_info())).status_code == 200
+    assert (await lock(client, lock_info(), URL)).status_code == 200
     force = (await events(conn, NAME))[1]
     assert force["action"] == "force-unlock" and force["actor"] == "tf"
     assert force["detail"] == {
@@ -99,12 +92,12 @@ async def test_opentofu_force_unlock_names_the_lock_by_id(server, client, conn) 
     async with http_client(server, ("ci", TOKENS["ci"])) as other_admin:
         for releaser in (client, other_admin):
             stale = lock_info()
-            await lock(client, stale)
+            await lock(client, stale, URL)
             # OpenTofu marshals a LockInfo holding nothing but the ID
-            wrong = await unlock(releaser, json.dumps({**only_id, "ID": "not-it"}).encode())
+            wrong = await unlock(releaser, json.dumps({**only_id, "ID": "not-it"}).encode(), URL)
             assert assert_error(wrong, 409, "LOCKED")["ID"] == stale["ID"]
             named = json.dumps({**only_id, "ID": stale["ID"]}).encode()
-            assert (await unlock(releaser, named)).is_success
+            assert (await unlock(releaser, named, URL)).is_success
     assert [(e["action"], e["actor"]) for e in await events(conn, NAME)] == [
         ("lock", "tf"),
         ("unlock", "tf"),
@@ -114,7 +107,7 @@ async def test_opentofu_force_unlock_names_the_lock_by_id(server, client, conn) 
 
 
 async def test_unlocking_what_is_not_locked_is_harmless(client, conn) -> None:
-    response = await unlock(client, json.dumps(lock_info()).encode())
+    response = await unlock(client, json.dumps(lock_info()).encode(), URL)
     assert response.json() == {"name": NAME, "unlocked": False}
     assert await events(conn, NAME) == []
 

@@ -1,13 +1,10 @@
-"""The app in-process (tests/api's fixtures) for the dashboard's pages, and an emptied
-database for the modules that run a live server."""
+"""An emptied database for the dashboard modules that run a live server (the in-process
+app of the others: tests/conftest.py)."""
 
 import asyncpg
 import pytest
 
-from tests.api.conftest import app, client, closed_app, db_token, statements
 from tests.conftest import truncate_all
-
-__all__ = ["app", "client", "closed_app", "db_token", "statements"]
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,8 @@ from app.access import Principal, Role
 from app.catalog.scopes import create_scope
 from app.graph import locks
 from app.graph.write.version import write_version
-from tests.api.conftest import BOOT, as_token
-from tests.dashboard.test_routes import HTML, _apply, _hub
+from tests.helpers.app import BOOT, as_token
+from tests.helpers.dashboard import HTML, apply_tables, hub
 
 
 @pytest.fixture
@@ -20,12 +20,12 @@ async def world(conn: asyncpg.Connection, db_token) -> str:
     """team/app and other/app, each written and locked; scopes crm and hr, each applied.
     Returns a read token for team/* and crm."""
     for side in ("team", "other"):
-        await write_version(conn, f"{side}/app", _hub(2), actor="ci")
+        await write_version(conn, f"{side}/app", hub(2), actor="ci")
         info = {"ID": f"lock-{side}", "Who": f"{side}@laptop", "Operation": "apply"}
         await locks.lock(conn, f"{side}/app", info, who=Principal("ci", Role.WRITE))
     for slug in ("crm", "hr"):
         await create_scope(conn, slug, slug.upper())
-        await _apply(conn, slug, "sys", ["contacts"])
+        await apply_tables(conn, slug, "sys", ["contacts"])
     return await db_token("dash", Role.READ, states=["team/*"], scopes=["crm"])
 
 

@@ -8,8 +8,8 @@ import asyncpg
 
 from app.graph.write.version import write_version
 from app.tfstate.human_order import address_order
-from tests.dashboard.test_routes import page
 from tests.graph.states import resource, state
+from tests.helpers.dashboard import page
 
 COUNT = 120
 KEYS = ["b10", "b2", "a", "c"]

@@ -6,7 +6,6 @@ import re
 from typing import Any
 
 import asyncpg
-import httpx
 import pytest
 
 from app.access import Principal, Role
@@ -14,39 +13,8 @@ from app.catalog.scopes import create_scope
 from app.dashboard.pages import DRAWN_PER_LAYER, MASK, TIMELINE
 from app.graph import locks
 from app.graph.write.version import write_version
-from app.iac import service
 from tests.graph.states import PASSWORD, resource, shared_history, state
-
-HTML = {"Accept": "text/html,application/xhtml+xml"}
-
-
-async def page(client: httpx.AsyncClient, path: str, params: dict[str, Any] | None = None) -> str:
-    response = await client.get(path, params=params, headers=HTML)
-    assert response.status_code == 200, response.text
-    assert response.headers["content-type"].startswith("text/html")
-    return response.text
-
-
-def _hub(spokes: int, *, serial: int = 1) -> bytes:
-    """A VPC with `spokes` subnets, each with an instance: a radius of 2 * spokes."""
-    return state(
-        [
-            resource("aws_vpc", "main", attributes={"id": "vpc-1"}),
-            resource("aws_subnet", "s", keys=list(range(spokes)), depends_on=["aws_vpc.main"]),
-            resource("aws_instance", "web", keys=list(range(spokes)), depends_on=["aws_subnet.s"]),
-        ],
-        serial=serial,
-    )
-
-
-async def _apply(conn: asyncpg.Connection, scope: str, system: str, tables: list[str]) -> None:
-    """An IaC apply by "deployer" of `system` managing `tables`."""
-    lines = [{"kind": "header", "system": system, "version": 1}] + [
-        {"kind": "table", "ref": ref, "spec": {"name": ref.title()}} for ref in tables
-    ]
-    document = "\n".join(json.dumps(line) for line in lines).encode()
-    planned = await service.plan(conn, scope, document)
-    await service.apply(conn, scope, document, planned.hash, actor="deployer")
+from tests.helpers.dashboard import HTML, apply_tables, hub, page
 
 
 async def test_root_is_the_overview_for_a_browser_and_404_for_anything_else(client) -> None:
@@ -62,7 +30,7 @@ async def test_overview_lists_states_with_serial_writer_lock_totals_and_events(
     for serial, body in enumerate(shared_history()[:3], start=1):
         await write_version(conn, "team/net", body, actor="ci")
         assert serial
-    await write_version(conn, "team/app", _hub(2), actor="alice")
+    await write_version(conn, "team/app", hub(2), actor="alice")
     info = {"ID": "lock-1", "Who": "bob@laptop", "Operation": "OperationTypeApply"}
     await locks.lock(conn, "team/app", info, who=Principal("bob", Role.WRITE))
     html = await page(client, "/")
@@ -108,7 +76,7 @@ async def test_the_versions_timeline_pages_back_from_the_newest(
     client, conn: asyncpg.Connection
 ) -> None:
     for serial in range(1, TIMELINE + 6):
-        await write_version(conn, "long", _hub(serial % 3 + 1, serial=serial), actor="ci")
+        await write_version(conn, "long", hub(serial % 3 + 1, serial=serial), actor="ci")
     newest = await page(client, "/ui/state", {"name": "long"})
     serials = [int(s) for s in re.findall(r'<tr data-serial="(\d+)">', newest)]
     assert serials == list(range(TIMELINE + 5, 5, -1))
@@ -156,7 +124,7 @@ async def test_resource_page_masks_sensitive_attributes_and_shows_history_and_ed
 async def test_blast_radius_picture_draws_each_depth_up_to_the_limit(
     client, conn: asyncpg.Connection, spokes: int
 ) -> None:
-    await write_version(conn, "hub", _hub(spokes), actor="ci")
+    await write_version(conn, "hub", hub(spokes), actor="ci")
     html = await page(client, "/ui/resource", {"state": "hub", "address": "aws_vpc.main"})
     svg = re.search(r'<svg id="radius".*?</svg>', html, re.S)
     assert svg
@@ -172,7 +140,7 @@ async def test_blast_radius_picture_draws_each_depth_up_to_the_limit(
 async def test_blast_radius_picture_says_how_many_lie_beyond_its_depth(
     client, conn: asyncpg.Connection
 ) -> None:
-    await write_version(conn, "hub", _hub(3), actor="ci")
+    await write_version(conn, "hub", hub(3), actor="ci")
     params = {"state": "hub", "address": "aws_vpc.main"}
     cut = await page(client, "/ui/resource", {**params, "depth": "1"})
     svg = re.search(r'<svg id="radius".*?</svg>', cut, re.S)
@@ -196,7 +164,7 @@ async def test_pages_of_a_state_with_only_a_lock_and_of_a_leaf(
     assert row and 'class="num serial"><' in row.group(1) and "fay@ci" in row.group(1)
     html = await page(client, "/ui/state", {"name": "team/new"})
     assert 'id="lock-holder">fay@ci<' in html and "<tr data-serial" not in html
-    await write_version(conn, "hub", _hub(2), actor="ci")
+    await write_version(conn, "hub", hub(2), actor="ci")
     leaf = await page(client, "/ui/resource", {"state": "hub", "address": "aws_instance.web[0]"})
     assert "<b>0</b> resources depend on it" in leaf
     assert leaf.count('<g class="node') == 1  # itself
@@ -213,7 +181,7 @@ async def test_pages_of_a_state_with_only_a_lock_and_of_a_leaf(
 async def test_inventory_counts_groups_and_searches_attributes(
     client, conn: asyncpg.Connection
 ) -> None:
-    await write_version(conn, "hub", _hub(4), actor="ci")
+    await write_version(conn, "hub", hub(4), actor="ci")
     html = await page(client, "/ui/inventory")
     by_type = re.search(r'<table id="by-type">(.*?)</table>', html, re.S)
     assert by_type
@@ -230,7 +198,7 @@ async def test_iac_page_lists_systems_managed_resources_and_applies(
     client, conn: asyncpg.Connection
 ) -> None:
     await create_scope(conn, "sales", "Sales")
-    await _apply(conn, "sales", "crm", ["contacts"])
+    await apply_tables(conn, "sales", "crm", ["contacts"])
     html = await page(client, "/ui/iac")
     system = re.search(r'<div class="system" data-system="crm">(.*?)</ol>', html, re.S)
     assert system
@@ -255,9 +223,9 @@ async def test_each_page_runs_as_many_statements_small_or_big(
     client, conn: asyncpg.Connection, statements
 ) -> None:
     await create_scope(conn, "sales", "Sales")
-    await _apply(conn, "sales", "crm", ["contacts"])
+    await apply_tables(conn, "sales", "crm", ["contacts"])
     for name in ("a", "b"):
-        await write_version(conn, name, _hub(2), actor="ci")
+        await write_version(conn, name, hub(2), actor="ci")
     cases = [
         ("/", {}),
         ("/ui/state", {"name": "a"}),
@@ -272,9 +240,9 @@ async def test_each_page_runs_as_many_statements_small_or_big(
         return [await _statements(client, statements, path, p) for path, p in cases]
 
     small = await count()
-    await _apply(conn, "sales", "erp", ["orders", "items", "stock"])
+    await apply_tables(conn, "sales", "erp", ["orders", "items", "stock"])
     for name in [f"s{i}" for i in range(30)]:
-        await write_version(conn, name, _hub(3), actor="ci")
+        await write_version(conn, name, hub(3), actor="ci")
     for serial in range(2, 12):
-        await write_version(conn, "a", _hub(40 + serial, serial=serial), actor="ci")
+        await write_version(conn, "a", hub(40 + serial, serial=serial), actor="ci")
     assert await count() == small == [6, 6, 7, 5, 3]  # as README's "Dashboard" says

@@ -13,52 +13,15 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from app.graph.diff import diff_versions
-from app.graph.readback import export_state, find_version
+from app.graph.readback import find_version
 from app.graph.write.version import write_version
 from app.jsonutil import dumps
 from app.tfstate import parse_state
-from app.tfstate.parse import MAX_SERIAL
 from tests.conftest import corpus_files
 from tests.graph.states import resource, state
-from tests.graph.test_store import as_numbers
-from tests.strategies import states
-
-
-async def exports_as_posted(conn: Any, name: str, posted: dict[int, bytes]) -> None:
-    for serial, body in posted.items():
-        exported = await export_state(conn, name, serial=serial, actor="test")
-        # numbers compared by value: jsonb keeps a number's value, not its spelling
-        assert as_numbers(dumps(exported)) == as_numbers(body), f"{name} at serial {serial}"
-
-
-def evolve(document: dict[str, Any], step: int, rng: random.Random) -> dict[str, Any]:
-    """The next version of `document`: one kind of change per step, in turn."""
-    doc = copy.deepcopy(document)
-    doc["serial"] = document["serial"] + 1
-    resources = doc.setdefault("resources", [])
-    kind = step % 6
-    if kind == 0:  # an instance changes
-        for res in resources:
-            res["instances"][0]["attributes"] = {"changed": step}
-            break
-    elif kind == 1:  # a resource is added, in the middle
-        resources.insert(
-            len(resources) // 2,
-            resource("terraform_data", f"added{step}", keys=[0, 1], attributes={"n": step}),
-        )
-    elif kind == 2 and resources:  # a resource goes
-        resources.pop(rng.randrange(len(resources)))
-    elif kind == 3:  # outputs change
-        doc["outputs"] = {"step": {"value": step, "type": "number"}, **doc.get("outputs", {})}
-    elif kind == 4 and resources:  # a resource moves to another module
-        moved = resources[rng.randrange(len(resources))]
-        moved["module"] = f"module.moved{step}"
-    elif kind == 5:  # the same resources in another order
-        rng.shuffle(resources)
-    return doc
+from tests.helpers.histories import as_numbers, evolve, exports_as_posted, histories
 
 
 async def test_corpus_histories_export_every_serial_as_posted(conn) -> None:
@@ -131,37 +94,6 @@ async def test_diff_and_reads_at_each_serial(conn) -> None:
     middle = await find_version(conn, "d", 5)
     back = await diff_versions(conn, [(middle["id"], 9)])
     assert back[(middle["id"], 9)].added == ["aws_s3_bucket.b[0]"]
-
-
-@st.composite
-def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
-    """2-5 versions of one state: each keeps a random share of the previous version's
-    resources (some changed), adds new ones, and may reorder them."""
-    lineage = str(draw(st.uuids()))
-    serial = draw(st.integers(0, MAX_SERIAL - 10))  # a few versions follow
-    versions = []
-    previous: list[dict[str, Any]] = []
-    for _ in range(draw(st.integers(2, 5))):
-        document = draw(states())
-        kept = [
-            r
-            for r in previous
-            if draw(st.booleans())
-            and all(
-                (r.get("module"), r["mode"], r["type"], r["name"])
-                != (n.get("module"), n["mode"], n["type"], n["name"])
-                for n in document.get("resources", [])
-            )
-        ]
-        resources = kept + document.get("resources", [])
-        if draw(st.booleans()):
-            resources = draw(st.permutations(resources))
-        document["resources"] = resources
-        document["serial"], document["lineage"] = serial, lineage
-        serial += draw(st.integers(1, 3))
-        versions.append(document)
-        previous = resources
-    return versions
 
 
 @pytest.mark.slow

@@ -16,7 +16,7 @@ from app.graph.edges import Direction, blast_radius, path_addresses
 from app.graph.write.version import write_version
 from app.tfstate.remote import Server
 from tests.graph.states import BUILTIN, WALK_LIMITS, resource, state
-from tests.graph.test_links import remote
+from tests.helpers.links import remote
 
 T = "terraform_data."
 SERVERS = [Server.parse("https://infragraph.example/tf")]

@@ -4,27 +4,7 @@ those entries per address, newest first, paged, sensitive values withheld."""
 from app.graph.history import Change, histories
 from app.graph.resources import find_resource
 from app.graph.write.version import write_version
-from tests.graph.states import PASSWORD, resource, state
-
-
-def history_version(serial: int) -> bytes:
-    """Serial 1..30: the vpc changes every 10th serial; the bucket exists from 5 to 14
-    and again from 20; the db's password changes at 12 (sensitive); the queue moves from
-    the root module to module.q at 25."""
-    resources = [resource("aws_vpc", "main", attributes={"cidr": f"10.{serial // 10}.0.0/16"})]
-    if 5 <= serial < 15 or serial >= 20:
-        resources.append(resource("aws_s3_bucket", "b", attributes={"acl": "private"}))
-    password = "one" if serial < 12 else "two"
-    resources.append(
-        resource(
-            "aws_db_instance",
-            "db",
-            attributes={"password": password, "size": 1},
-            sensitive=PASSWORD,
-        )
-    )
-    resources.append(resource("aws_sqs_queue", "q", module="module.q" if serial >= 25 else None))
-    return state(resources, serial=serial)
+from tests.helpers.histories import history_version
 
 
 async def _entries(conn, address: str, serial: int | None = None, first: int = 50) -> list:

@@ -19,23 +19,17 @@ from starlette.applications import Starlette
 from app.config import Settings
 from app.errors import BadInput
 from app.graph.retention import glob_matches, prune
-from app.graph.write.version import write_version
 from app.jsonutil import dumps
 from app.server import create_app
 from tests.conftest import corpus_files
 from tests.graph.states import shared_history
-from tests.graph.test_history import evolve, exports_as_posted, histories
-
-_HELD = """EXISTS (SELECT 1 FROM state_versions v
-                  WHERE v.state_id = x.state_id AND v.serial >= x.serial_from
-                    AND (x.serial_to IS NULL OR v.serial < x.serial_to))"""
-
-
-async def assert_rows_consistent(conn: Any) -> None:
-    """No row is held by no version."""
-    for table in ("resources", "resource_dependencies", "outputs"):
-        orphans = await conn.fetchval(f"SELECT count(*) FROM {table} x WHERE NOT {_HELD}")
-        assert orphans == 0, table
+from tests.helpers.histories import (
+    assert_rows_consistent,
+    evolve,
+    exports_as_posted,
+    histories,
+    write_all,
+)
 
 
 async def serials_of(conn: Any, name: str) -> list[int]:
@@ -57,12 +51,6 @@ async def row_counts(conn: Any) -> tuple[int, int, int]:
                       (SELECT count(*) FROM outputs)"""
         )
     )
-
-
-async def write_all(conn: Any, name: str, bodies: list[bytes]) -> dict[int, bytes]:
-    for body in bodies:
-        await write_version(conn, name, body, actor="test")
-    return {json.loads(body)["serial"]: body for body in bodies}
 
 
 async def test_keep_last_prunes_older_versions_and_the_rest_export_as_posted(conn) -> None:

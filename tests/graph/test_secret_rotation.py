@@ -19,7 +19,7 @@ from app.graph.links import read_links
 from app.graph.rotation import rotate
 from app.graph.write.version import write_version
 from app.iac.state import SEALED_PREFIX, reseal_state_secrets, secret_key
-from tests.graph.test_links import SERVERS, app, network
+from tests.helpers.links import SERVERS, app, network
 
 KEY = os.urandom(32)
 SECRET = {"value": "s3cr3t-rotated-out", "type": "string", "sensitive": True}

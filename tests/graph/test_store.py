@@ -3,7 +3,6 @@
 import json
 import time
 import uuid
-from decimal import Decimal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,6 +20,7 @@ from app.tfstate.stream import NotStreamable
 from bench.generate import generate_state
 from tests.conftest import corpus_files
 from tests.graph.states import resource, state
+from tests.helpers.histories import as_numbers
 from tests.strategies import states
 
 
@@ -32,12 +32,6 @@ async def test_every_corpus_file_round_trips_through_the_database(conn) -> None:
         await write_version(conn, f"corpus/{index}", body, actor="test", action="import")
         exported = await export_state(conn, f"corpus/{index}", actor="test")
         assert exported == json.loads(body), path.name
-
-
-def as_numbers(body: bytes) -> object:
-    """Parse with numbers as decimals: JSONB keeps a number's value, not its spelling
-    (3.4e16 comes back as 34000000000000000), so compare values exactly."""
-    return json.loads(body, parse_float=Decimal, parse_int=Decimal)
 
 
 def _state(serial: int, lineage: str = "L1", value: str = "a") -> bytes:

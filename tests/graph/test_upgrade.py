@@ -26,8 +26,7 @@ from app.jsonutil import dumps
 from app.tfstate import INSTANCE_COLUMNS, OUTPUT_COLUMNS, parse_state
 from tests.conftest import corpus_files, throwaway_database
 from tests.graph.states import resource, shared_history, state
-from tests.graph.test_history import evolve, exports_as_posted
-from tests.graph.test_retention import assert_rows_consistent
+from tests.helpers.histories import assert_rows_consistent, evolve, exports_as_posted
 
 V0_LAST_MIGRATION = 4
 

@@ -11,11 +11,10 @@ from hypothesis import strategies as st
 
 from app.iac.document import parse_document
 from app.iac.model import DocumentError, LineError, RecordLine, qualify
+from tests.helpers.iac import CHATROOM, FULL, HEADER, record
 
-HEADER = {"kind": "header", "system": "crm", "version": 1}
 TABLE = {"kind": "table", "ref": "contacts", "spec": {"name": "Contacts"}}
 EMAIL = {"kind": "column", "table": "contacts", "ref": "email", "spec": {"type": "text"}}
-CHATROOM = "5f0c1d2e-3a4b-4c5d-8e6f-708192a3b4c5"
 
 Line = dict[str, Any] | bytes
 
@@ -528,10 +527,6 @@ def test_old_ref_of_a_rename_cannot_be_used() -> None:
 # --- records ------------------------------------------------------------------------
 
 
-def record(**fields: Any) -> dict[str, Any]:
-    return {"kind": "record", "table": "contacts", **fields}
-
-
 @pytest.mark.parametrize(
     ("line", "message"),
     [
@@ -675,44 +670,6 @@ def test_every_error_is_reported_at_once() -> None:
 
 
 # --- a full valid document -----------------------------------------------------------
-
-FULL = [
-    {"kind": "table", "ref": "contacts", "spec": {"name": "Contacts", "tags": ["crm"]}},
-    {"kind": "table", "ref": "people", "renamed_from": "persons", "spec": {"name": "People"}},
-    {"kind": "table", "ref": "legacy", "state": "absent", "spec": {"name": "Legacy"}},
-    {"kind": "column", "table": "contacts", "ref": "email", "spec": {"type": "text"}},
-    {"kind": "column", "table": "contacts", "ref": "name", "renamed_from": "full_name", "spec": {}},
-    {
-        "kind": "column",
-        "table": "contacts",
-        "ref": "stage",
-        "spec": {"type": "select", "options": {"values": ["lead", "won"]}, "default": "lead"},
-    },
-    {
-        "kind": "column",
-        "table": "contacts",
-        "ref": "person",
-        "spec": {"type": "reference", "options": {"target": "people"}},
-    },
-    {"kind": "column", "table": "contacts", "ref": "fax", "state": "absent"},
-    {"kind": "rule", "table": "contacts", "ref": "has_email", "spec": {"expression": "email"}},
-    {"kind": "rule", "table": "contacts", "ref": "old_rule", "state": "absent"},
-    {"kind": "trigger", "table": "contacts", "ref": "notify", "spec": {"event": "insert"}},
-    {"kind": "view", "table": "contacts", "ref": "active", "spec": {"columns": ["email", "name"]}},
-    {
-        "kind": "grant",
-        "table": "contacts",
-        "spec": {"principal": "role:sales", "permissions": ["read", "write"]},
-    },
-    {"kind": "grant", "table": "contacts", "principal": "user:ada.l-1", "state": "absent"},
-    {"kind": "client_access", "table": "contacts", "spec": {"enabled": True, "rate_limit": 60}},
-    {"kind": "command", "ref": "sync-all", "spec": {"name": "Sync", "action": {"type": "x"}}},
-    {"kind": "insight_selection", "chatroom": CHATROOM.upper(), "tables": ["contacts", "people"]},
-    {"kind": "public_read", "table": "contacts", "ref": "directory", "view": "active"},
-    {"kind": "public_read", "table": "contacts", "ref": "everyone"},
-    record(key={"email": "a@example.com"}, values={"name": "Ada", "stage": "won"}),
-    record(key={"email": "b@example.com"}),
-]
 
 
 def test_full_document() -> None:

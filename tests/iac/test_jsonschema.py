@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from app.iac.jsonschema import SCHEMA_FILE, document_line_schema, schema_text
-from tests.iac.test_document import FULL, HEADER
-from tests.iac.test_schema_agreement import FIELDS, VALUES, document_accepts, line_of
+from tests.helpers.iac import FIELDS, FULL, HEADER, VALUES, document_accepts, line_of
 
 VALIDATOR = Draft202012Validator(document_line_schema())
 

@@ -16,9 +16,8 @@ from app.errors import BadInput
 from app.iac.document import parse_document
 from app.iac.model import DocumentError
 from app.iac.rules import IDENTITY_KINDS
+from tests.helpers.iac import ENVELOPE, FIELDS, HEADER, VALUES, document_accepts
 
-HEADER = {"kind": "header", "system": "crm", "version": 1}
-CHATROOM = "5f0c1d2e-3a4b-4c5d-8e6f-708192a3b4c5"
 TABLE_ID = str(uuid.uuid4())
 # Fields whose document form names resources by ref where the API takes an ID.
 REFERENCES = {
@@ -30,57 +29,6 @@ REFERENCES = {
 OPTION_KEYS = {"target": "table", "table": "table_by_ref"}
 # Worded differently in each (the document's wording is fixed by iac.md), same values.
 WORDED = {("table", "settings")}
-# The document line around one field (its identity when the field is not it).
-ENVELOPE: dict[str, dict[str, Any]] = {
-    "table": {"ref": "t"},
-    "column": {"table": "t", "ref": "c"},
-    "rule": {"table": "t", "ref": "r"},
-    "trigger": {"table": "t", "ref": "g"},
-    "view": {"table": "t", "ref": "v"},
-    "grant": {"table": "t", "principal": "p"},
-    "client_access": {"table": "t"},
-    "command": {"ref": "cmd"},
-    "insight_selection": {"chatroom": CHATROOM, "tables": ["t"]},
-    "public_read": {"table": "t", "ref": "pr"},
-}
-FIELDS = sorted((kind, name) for kind, k in RESOURCE_KINDS.items() for name in k.fields)
-
-STRINGS = st.sampled_from(
-    [
-        *("", " ", "a", "t", "contacts", "Bad", "e-mail", "a.b", "col_x", "team:sales"),
-        *("team sales", "role.a-b", CHATROOM, CHATROOM.upper(), "5f0c1d2e3a4b4c5d8e6f708192a3b4c5"),
-        *("read", "admin", "delete", "text", "select", "error", "insert", "upsert"),
-        *("values", "target", "table", "color", "iac", "column_mapping"),
-    ]
-)
-# Text a line can hold: app.jsonutil.read refuses U+0000 and lone surrogates in any line.
-TEXT = st.text(st.characters(exclude_characters="\x00", exclude_categories=("Cs",)), max_size=3)
-SCALARS = st.none() | st.booleans() | st.integers(-2, 3) | st.just(1.5) | STRINGS | TEXT
-VALUES = st.recursive(
-    SCALARS,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(STRINGS, inner, max_size=2),
-    max_leaves=6,
-)
-
-
-def line_of(kind: str, name: str, value: Any) -> dict[str, Any]:
-    """A document line of `kind` giving `value` to its field `name`."""
-    line: dict[str, Any] = {"kind": kind}
-    line |= {k: v for k, v in ENVELOPE[kind].items() if k != name}  # a grant's principal
-    if kind in IDENTITY_KINDS:
-        line[name] = value  # identity fields sit at top level (a public read's ref too)
-    else:
-        line["spec"] = {name: value}
-    return line
-
-
-def document_accepts(kind: str, name: str, value: Any) -> bool:
-    line = line_of(kind, name, value)
-    try:
-        parse_document(orjson.dumps(HEADER) + b"\n" + orjson.dumps(line))
-    except DocumentError:
-        return False
-    return True
 
 
 def _id_of(ref: Any, kind: str, name: str) -> Any:

@@ -5,57 +5,26 @@ import base64
 import json
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 
+from tests.helpers.cli import Cli
+from tests.helpers.oidc import basic, post_state
 from tests.live_server import LiveServer
 from tests.oidc.conftest import ADMIN
 from tests.oidc_issuer import LocalIssuer, github_claims, gitlab_claims
-
-STATE = (
-    b'{"version": 4, "terraform_version": "1.9.0", "serial": %d, "lineage": "%s",'
-    b' "outputs": {}, "resources": []}'
-)
-
-
-def basic(jwt: str) -> dict[str, str]:
-    return {"Authorization": "Basic " + base64.b64encode(f"oidc:{jwt}".encode()).decode()}
+from tests.waiting import wait_until_sync
 
 
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def post_state(
-    server: LiveServer,
-    name: str,
-    headers: dict[str, str],
-    serial: int = 1,
-    lock_id: str | None = None,
-) -> httpx.Response:
-    lineage = str(uuid.uuid5(uuid.NAMESPACE_URL, name))
-    params = {"ID": lock_id} if lock_id else {}
-    return httpx.post(
-        f"{server.url}/states/{name}",
-        content=STATE % (serial, lineage.encode()),
-        headers={**headers, "Content-Type": "application/json"},
-        params=params,
-    )
-
-
 def lock_call(
     server: LiveServer, method: str, name: str, lock: dict[str, str], headers: dict[str, str]
 ) -> httpx.Response:
     return httpx.request(method, f"{server.url}/states/{name}/lock", json=lock, headers=headers)
-
-
-def until(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def admin_events(server: LiveServer, state: str) -> list[dict]:
@@ -144,7 +113,12 @@ def test_the_exchanged_token_outlives_the_jwt_and_holds_its_lock(
     lock = {"ID": str(uuid.uuid4()), "Who": "runner@ci", "Operation": "OperationTypeApply"}
     taken = lock_call(oidc_server, "LOCK", name, lock, basic(jwt))
     assert taken.status_code == 200
-    until(lambda: post_state(oidc_server, name, basic(jwt)).status_code == 401, "the JWT expiring")
+    wait_until_sync(
+        lambda: post_state(oidc_server, name, basic(jwt)).status_code == 401,
+        "the JWT expiring",
+        within=30,
+        interval=0.05,
+    )
     # the lock taken with the ID token is the exchanged token's: the same subject
     written = post_state(oidc_server, name, basic(exchanged["token"]), lock_id=lock["ID"])
     assert written.status_code == 200, written.text
@@ -187,18 +161,17 @@ def test_a_new_kid_is_used_without_a_restart(oidc_server: LiveServer, github: Lo
     rotated = github.token(github_claims())
     assert json.loads(base64.urlsafe_b64decode(rotated.split(".")[0] + "=="))["kid"] == kid
     # at most one refetch per jwksMinRefetchSeconds: it is in within that
-    until(
+    wait_until_sync(
         lambda: post_state(oidc_server, name, basic(rotated), serial=2).status_code == 200,
         "the new key being fetched",
-        timeout=5,
+        within=5,
+        interval=0.05,
     )
 
 
 def test_login_prints_a_server_token_the_cli_then_uses(
     oidc_server: LiveServer, github: LocalIssuer, tmp_path: Path
 ) -> None:
-    from tests.test_cli import Cli
-
     code, out, err = Cli(oidc_server, tmp_path, None)(
         "login", "--oidc", github.token(github_claims()), "--ttl", "900"
     )

@@ -16,23 +16,14 @@ import pytest
 from app.config import Settings
 from tests.backend.helpers import lock_info
 from tests.graph.states import resource, state
+from tests.helpers.ops import ADMIN, MIB, peak_rss
 from tests.live_server import LiveServer, live_server
 
-ADMIN = "admin-secret"
-MIB = 1024 * 1024
 # What one attack may add to the server's peak RSS: the answer limit (64 MiB, counted, never built), what the
 # query loads from the database, its thousands of pending resolvers, the allocator's
 # slack; unmetered, the attacks built 0.5 to 1.2 GB. And the server's RSS, at most.
 GROWTH = 256 * MIB
 MAX_RSS = 512 * MIB
-
-
-def peak_rss(pid: int) -> int:
-    """The process' peak resident memory (VmHWM), in bytes."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    raise AssertionError("no VmHWM")
 
 
 def reset_peak(pid: int) -> int:

@@ -16,9 +16,8 @@ from hypothesis import HealthCheck, settings
 
 from tests.backend.helpers import lock_info
 from tests.graph.states import resource, state
+from tests.helpers.ops import ADMIN, CODES, MIB, peak_rss
 from tests.live_server import ROOT, LiveServer, live_server
-from tests.ops.test_cost import ADMIN, MIB, peak_rss
-from tests.ops.test_schemathesis import CODES
 
 pytestmark = pytest.mark.slow
 

@@ -10,11 +10,11 @@ import asyncio
 import json
 import socket
 import time
-from pathlib import Path
 
 import httpx
 
 from tests.graph.states import resource, state
+from tests.helpers.ops import peak_rss
 from tests.live_server import free_port, live_server
 
 RESOURCES = 1000
@@ -39,13 +39,6 @@ def wide() -> bytes:
             for i in range(RESOURCES)
         ]
     )
-
-
-def peak_rss_bytes(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    raise AssertionError("no VmHWM")
 
 
 async def _heavy(client: httpx.AsyncClient) -> dict:
@@ -97,7 +90,7 @@ def test_heavy_queries_and_idle_connections(database_url) -> None:
             began = time.perf_counter()
             answers, ready = asyncio.run(scenario())
             took = time.perf_counter() - began
-            rss = peak_rss_bytes(server.process.pid)
+            rss = peak_rss(server.process.pid)
         finally:
             for sock in idle:
                 sock.close()

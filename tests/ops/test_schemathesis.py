@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from schemathesis.graphql import nodes
 
+from tests.helpers.ops import CODES
 from tests.live_server import ROOT, LiveServer, server_fixture
 
 server = server_fixture(scope="module")
 EXAMPLES = 5  # per root field: about 250 requests in all
-CODES = {"BAD_INPUT", "LIMIT_EXCEEDED", "NOT_FOUND", "CONFLICT", "STALE_PLAN", "UNAVAILABLE"}
 
 
 def _object(fields: dict[str, graphql.ValueNode]) -> graphql.ObjectValueNode:

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 
 from app.tfstate import StateError, parse_state, render_state
 from app.tfstate.address import instance_address, resource_key
-from app.tfstate.parse import MAX_SERIAL
 from tests.conftest import corpus_files
+from tests.helpers.tfstate import BAD_INPUT
 from tests.strategies import states
 
 
@@ -73,71 +73,6 @@ def test_dependency_keys_drop_module_instance_keys() -> None:
     assert (
         resource_key('module.a["x"].module.b[0]', "data", "t", "n") == "module.a.module.b.data.t.n"
     )
-
-
-def _doc(**changes) -> bytes:
-    doc = {
-        "version": 4,
-        "serial": 1,
-        "lineage": "L",
-        "resources": [
-            {
-                "mode": "managed",
-                "type": "t",
-                "name": "n",
-                "provider": "p",
-                "instances": [{"attributes": {}}],
-            },
-        ],
-    }
-    doc.update(changes)
-    return json.dumps(doc).encode()
-
-
-def _resource(**changes) -> bytes:
-    resource = {
-        "mode": "managed",
-        "type": "t",
-        "name": "n",
-        "provider": "p",
-        "instances": [{"attributes": {}}],
-    }
-    resource.update(changes)
-    return _doc(resources=[resource])
-
-
-# (a body, what refusing it says): app/tfstate/scan.py's tests refuse them too
-BAD_INPUT = [
-    (b"{not json", "not valid JSON"),
-    (b"[1, 2]", "a state must be a JSON object, got a list"),
-    (_doc(version=3), "unsupported state version 3: only version 4 is supported"),
-    (b'{"serial": 1, "lineage": "L"}', "missing required field 'version'"),
-    (_doc(serial="7"), "state: 'serial' must be an integer, got a string"),
-    (_doc(serial=-1), f"state: 'serial' must be between 0 and {MAX_SERIAL}, got -1"),
-    (_doc(serial=2**63), "state: 'serial' must be between 0 and"),  # a bigint column
-    (
-        json.dumps({"version": 4, "serial": 1}).encode(),
-        "state: missing required field 'lineage'",
-    ),
-    (_doc(resources={}), "state: 'resources' must be a list, got an object"),
-    (
-        _resource(provider=None),
-        r"resources\[0\] \(t.n\): 'provider' must be a string, got null",
-    ),
-    (_resource(type=5), r"resources\[0\]: 'type' must be a string, got an integer"),
-    (_resource(mode="weird"), "'mode' must be 'managed' or 'data'"),
-    (
-        _resource(instances=[{"schema_version": "1"}]),
-        r"\(t.n\) instance 0: 'schema_version' must be an integer",
-    ),
-    (
-        _resource(instances=[{"index_key": 0}, {"index_key": 0}]),
-        r"duplicate instance address t.n\[0\]",
-    ),
-    (_resource(instances=[{"dependencies": [1]}]), "'dependencies' must be a list of strings"),
-    (_doc(outputs={"o": 1}), "output 'o': must be an object, got an integer"),
-    (_doc(outputs={"o": {"value": "a\x00b"}}), r"contains U\+0000"),
-]
 
 
 @pytest.mark.parametrize(("body", "message"), BAD_INPUT)

@@ -1,5 +1,5 @@
 """Webhook tests run servers on a database of their own: the session's in-process apps
-(tests/api/conftest.py) run delivery workers too, with settings that refuse loopback
+(tests/conftest.py) run delivery workers too, with settings that refuse loopback
 receivers, and would take these tests' deliveries."""
 
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping

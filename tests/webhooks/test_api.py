@@ -11,8 +11,8 @@ import asyncpg
 import httpx
 
 from tests.backend.helpers import tf_state
+from tests.helpers.cli import Cli
 from tests.live_server import LiveServer
-from tests.test_cli import Cli
 from tests.webhooks.conftest import server_on_own_database
 from tests.webhooks.helpers import (
     FAST,

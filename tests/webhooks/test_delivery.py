@@ -6,7 +6,7 @@ import httpx
 
 from tests.backend.helpers import lock_info
 from tests.graph.states import resource, state
-from tests.graph.test_links import VPC_ID, network, remote
+from tests.helpers.links import VPC_ID, network, remote
 from tests.live_server import LiveServer
 from tests.webhooks.conftest import server_on_own_database
 from tests.webhooks.helpers import (

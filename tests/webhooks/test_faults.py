@@ -12,6 +12,7 @@ import pytest
 
 from tests.backend.helpers import tf_state
 from tests.live_server import LiveServer, free_port, live_server
+from tests.waiting import wait_until_sync
 from tests.webhooks.helpers import FAST, create_webhook, data, delete_webhooks, post_state
 from tests.webhooks.receiver import Received, receiving
 
@@ -71,15 +72,17 @@ def test_nothing_lost_when_the_receiver_is_down_and_the_server_killed(
         delete_webhooks(first.url)
         create_webhook(first.url, f"http://127.0.0.1:{port}/hook")
         _write_all([first], "killed")
-        deadline = time.monotonic() + 30  # the receiver is down: each tried, and failing
-        while True:
+
+        def each_tried() -> tuple[dict, list[dict]] | None:
             [hook] = data(first.url, PENDING)["webhooks"]
             nodes = [e["node"] for e in hook["deliveries"]["edges"]]
             tried = [n for n in nodes if n["attempts"] >= 2]
-            if len(tried) >= len(STATES):
-                break
-            assert time.monotonic() < deadline, nodes
-            time.sleep(0.2)
+            return (hook, nodes) if len(tried) >= len(STATES) else None
+
+        # the receiver is down: each tried, and failing
+        hook, nodes = wait_until_sync(
+            each_tried, "every delivery tried twice", within=30, interval=0.2
+        )
         assert all(n["status"] == "PENDING" for n in nodes)
         assert hook["deliveries"]["totalCount"] == len(STATES) * SERIALS
         first.kill()
