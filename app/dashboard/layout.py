@@ -16,8 +16,9 @@ which is not the radius' depth, and its pure-Python ordering of a 420-node pictu
 took 120 ms of the page's budget; a fixed-layer barycenter is a few lines.)
 """
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 COLUMN_WIDTH = 290  # a layer's column, its boxes and the gap to the next
 BOX_WIDTH = 240
@@ -47,6 +48,7 @@ class Line:
     x2: int
     y2: int
     summary: bool  # from a "+K more" node
+    count: int = 1  # the edges it bundles (between two groups)
 
 
 @dataclass(frozen=True)
@@ -79,10 +81,13 @@ def layout(
     edges: Sequence[tuple[Hashable, Hashable]],
     *,
     beyond: int = 0,
+    weights: Mapping[tuple[Any, Any], int] | None = None,
 ) -> Picture:
     """Boxes and lines for `root` (depth 0) and `layers` (depth 1, 2, ...), `edges` the
     (near, far) pairs between drawn resources: only those from one depth to the next
-    are drawn; `beyond` members past the last layer (the depth limit), one box."""
+    are drawn; `beyond` members past the last layer (the depth limit), one box;
+    `weights` how many edges a line between two boxes bundles (1 if not given)."""
+    weights = weights or {}
     order: list[list[object]] = [[root[0]]]
     labels = {root[0]: root[1]}
     depth_of: dict[object, int] = {root[0]: 0}
@@ -115,7 +120,10 @@ def layout(
             positions[key] = (x, y)
             shown = sorted(nears, key=lambda n: (abs(positions[n][1] - y), positions[n][1]))
             shown = shown[:LINES_IN]
-            lines += [_line(positions[n], (x, y), summary=isinstance(n, _More)) for n in shown]
+            lines += [
+                _line(positions[n], (x, y), isinstance(n, _More), weights.get((n, key), 1))
+                for n in shown
+            ]
             nodes.append(Node(key, labels[key], depth, x, y, unlined=len(nears) - len(shown)))
         if more[depth]:
             y += ROW_HEIGHT
@@ -140,9 +148,9 @@ def shorten(label: str, chars: int = LABEL_CHARS) -> str:
     return f"{label[:head]}…{label[len(label) - (chars - 1 - head) :]}"
 
 
-def _line(near: tuple[int, int], far: tuple[int, int], *, summary: bool) -> Line:
+def _line(near: tuple[int, int], far: tuple[int, int], summary: bool, count: int) -> Line:
     middle = BOX_HEIGHT // 2
-    return Line(near[0] + BOX_WIDTH, near[1] + middle, far[0], far[1] + middle, summary)
+    return Line(near[0] + BOX_WIDTH, near[1] + middle, far[0], far[1] + middle, summary, count)
 
 
 def _order(
@@ -170,3 +178,49 @@ def _sort(
         return sum(found) / len(found) if found else current[key]
 
     keys.sort(key=barycenter)
+
+
+@dataclass(frozen=True)
+class Box:
+    """A box of a grouped picture: one resource (`address`), or a group of `members`
+    resources of one type and name at a depth (`address` None)."""
+
+    depth: int
+    name: str  # the group's name, or the resource's address
+    members: int
+    address: str | None
+
+    @property
+    def label(self) -> str:
+        return self.address if self.address is not None else f"{self.name} x {self.members:,}"
+
+
+def grouped_layers(
+    sizes: Sequence[tuple[int, str, int, str]],
+    per_layer: int,
+    order: Callable[[str], Any],
+) -> tuple[list[Layer], dict[tuple[int, str], Box]]:
+    """The layers of a grouped picture from each depth's boxes (depth, name, members,
+    first member's address): a box of one member is that resource, of more a group. Each
+    depth draws its first `per_layer` boxes by `order` of their names; the members of the
+    rest are its "+K more". Keys are (depth, name)."""
+    by_depth: dict[int, list[Box]] = {}
+    for depth, name, members, first in sizes:
+        box = Box(depth, name, members, first if members == 1 else None)
+        by_depth.setdefault(depth, []).append(box)
+    layers: list[Layer] = []
+    boxes: dict[tuple[int, str], Box] = {}
+    for depth in range(1, max(by_depth, default=0) + 1):
+        found = sorted(by_depth.get(depth, []), key=lambda box: order(box.name))
+        drawn = found[:per_layer]
+        boxes.update({(depth, box.name): box for box in drawn})
+        rest = sum(box.members for box in found[per_layer:])
+        layers.append(Layer(len(drawn) + rest, [((depth, b.name), b.label) for b in drawn]))
+    return layers, boxes
+
+
+def bundled_edges(
+    edges: Sequence[tuple[int, str, str, int]],
+) -> dict[tuple[tuple[int, str], tuple[int, str]], int]:
+    """(far depth, near box, far box, edges) as layout's weights: one line a pair of boxes."""
+    return {((depth - 1, near), (depth, far)): count for depth, near, far, count in edges}

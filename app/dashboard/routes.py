@@ -31,7 +31,14 @@ from starlette.templating import Jinja2Templates
 from app import db, jsonutil
 from app.auth import principal
 from app.dashboard import pages
-from app.dashboard.layout import BOX_HEIGHT, BOX_WIDTH, Layer, layout, shorten
+from app.dashboard.layout import (
+    BOX_HEIGHT,
+    BOX_WIDTH,
+    bundled_edges,
+    grouped_layers,
+    layout,
+    shorten,
+)
 from app.dashboard.webhooks import webhooks_page
 from app.errors import AppError, BadInput, NotFound
 from app.graph import edges
@@ -40,6 +47,7 @@ from app.plans.report import plan_report
 from app.tfstate.human_order import address_order
 
 HERE = Path(__file__).resolve().parent
+EXPANDED = 20  # groups a picture may expand at once (each a parameter of its URL)
 templates = Jinja2Templates(directory=HERE / "templates")
 
 
@@ -58,7 +66,8 @@ def _ago(value: datetime | None) -> str:
 
 
 def _url(path: str, **params: Any) -> str:
-    query = urlencode({k: v for k, v in params.items() if v is not None and v != ""})
+    # a list or tuple value: the parameter once per item
+    query = urlencode({k: v for k, v in params.items() if v is not None and v != ""}, doseq=True)
     return f"{path}?{query}" if query else path
 
 
@@ -166,18 +175,20 @@ async def _resource(request: Request) -> tuple[str, dict[str, Any]]:
             direction=direction,
             max_depth=_int(request, "depth", pages.PICTURE_DEPTH) or pages.PICTURE_DEPTH,
             limits=edges.WalkLimits(settings.blast_cache_rows, settings.blast_cache_seconds),
+            expanded=tuple(dict.fromkeys(request.query_params.getlist("expand")))[:EXPANDED],
         )
     resource = data.resource
+    layers, boxes = grouped_layers(data.boxes.sizes, pages.DRAWN_PER_LAYER, address_order)
+    weights = bundled_edges(data.boxes.edges)
+    root = (0, resource["address"])
     picture = layout(
-        (resource["id"], resource["address"]),
-        [
-            Layer(layer.total, sorted(layer.drawn, key=lambda drawn: address_order(drawn[1])))
-            for layer in data.radius.layers
-        ],
-        data.radius.edges,
+        (root, resource["address"]),
+        layers,
+        list(weights),
         beyond=data.radius.beyond,
+        weights=weights,
     )
-    return "resource.html", {"page": data, "picture": picture}
+    return "resource.html", {"page": data, "picture": picture, "boxes": boxes}
 
 
 async def _inventory(request: Request) -> tuple[str, dict[str, Any]]:
