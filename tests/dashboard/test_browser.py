@@ -115,6 +115,11 @@ async def test_resource_page_shows_history_and_the_radius_as_an_svg(browser, ser
     page = browser.page
     assert await page.locator("#history tbody tr").count() == 2
     await _open(browser, server, "/ui/resource", state="ui/hub", address="aws_vpc.main")
+    group = page.locator('#radius g.group[data-depth="1"]')  # a big depth: grouped
+    assert await group.get_attribute("data-members") == str(SPOKES)
+    assert await group.locator("text").text_content() == f"aws_subnet.s x {SPOKES}"
+    await group.click()  # expands: its members drawn, one by one
+    await page.wait_for_url(re.compile(r"expand=aws_subnet\.s"))
     drawn = page.locator('#radius g.node[data-address][data-depth="1"]')
     assert await drawn.count() == DRAWN_PER_LAYER
     more = page.locator("#radius g.more")
