@@ -62,8 +62,8 @@
     row.cells[1].textContent = state.kind.toLowerCase();
     const count = state.currentVersion ? state.currentVersion.resourceCount : null;
     if (count === null) return;
-    const before = Number(row.dataset.resources || 0);
-    row.dataset.resources = count;
+    const before = Number(row.cells[3].dataset.count || 0);
+    row.cells[3].dataset.count = count;
     row.cells[3].textContent = count.toLocaleString("en-US");
     addToTotal(1, count - before);
   }
@@ -109,7 +109,7 @@
       if (wasLocked) addToTotal(2, -1);
     } else if (event.action === "delete") {
       addToTotal(0, -1);
-      addToTotal(1, -Number(row.dataset.resources || 0));
+      addToTotal(1, -Number(row.cells[3].dataset.count || 0));
       if (wasLocked) addToTotal(2, -1);
       row.remove();
       return;
