@@ -4,10 +4,11 @@ Jinja2 templates, a little JavaScript, every asset served from here (`/ui/static
     GET /                      the overview (for a browser: Accept text/html; else 404)
     GET /ui/state?name=[&from=&to=&q=&after=&before=]
                                a state: versions, diff, outputs, resources, lock
-    GET /ui/resource?state=&address=[&serial=&direction=&depth=]
+    GET /ui/resource?state=&address=[&serial=&direction=&depth=&expand=]
     GET /ui/inventory[?q=&type=]
     GET /ui/iac
     GET /ui/webhooks           webhooks and their last deliveries (admins)
+    GET /ui/policies           policies and their open violations by state (admins)
     GET /ui/plan?state= | ?id= a state's Terraform plans, or one with its analysis
 
 Pages sit behind the API tokens like every route (a browser asks for Basic auth), and
@@ -39,6 +40,7 @@ from app.dashboard.layout import (
     layout,
     shorten,
 )
+from app.dashboard.policies import policies_page
 from app.dashboard.webhooks import webhooks_page
 from app.errors import AppError, BadInput, NotFound
 from app.graph import edges
@@ -212,6 +214,12 @@ async def _webhooks(request: Request) -> tuple[str, dict[str, Any]]:
     return "webhooks.html", {"entries": entries}
 
 
+async def _policies(request: Request) -> tuple[str, dict[str, Any]]:
+    async with db.connection(request.app.state.pool) as conn:
+        found = await policies_page(conn, principal(request))
+    return "policies.html", {"page": found}
+
+
 async def favicon(request: Request) -> Response:
     """Browsers ask for /favicon.ico on a first load, whatever the page links."""
     return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml")
@@ -244,6 +252,7 @@ def routes() -> list[BaseRoute]:
         Route("/ui/inventory", _html(_inventory)),
         Route("/ui/iac", _html(_iac)),
         Route("/ui/webhooks", _html(_webhooks)),
+        Route("/ui/policies", _html(_policies)),
         Route("/ui/plan", _html(_plan)),
         Mount("/ui/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]

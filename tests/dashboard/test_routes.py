@@ -1,6 +1,7 @@
 """The dashboard's pages, rendered in-process from real states: each shows its data,
 sensitive values masked, a fixed number of SQL statements whatever it holds."""
 
+import html as markup
 import json
 import re
 import time
@@ -294,6 +295,7 @@ async def test_each_page_runs_as_many_statements_small_or_big(
         ("/ui/resource", {"state": "a", "address": "aws_vpc.main"}),
         ("/ui/inventory", {"q": '{"id": "vpc-1"}'}),
         ("/ui/iac", {}),
+        ("/ui/policies", {}),
     ]
 
     async def count() -> list[int]:
@@ -307,7 +309,7 @@ async def test_each_page_runs_as_many_statements_small_or_big(
         await write_version(conn, name, _hub(3), actor="ci")
     for serial in range(2, 12):
         await write_version(conn, "a", _hub(40 + serial, serial=serial), actor="ci")
-    assert await count() == small == [6, 6, 6, 5, 3]  # as README's "Dashboard" says
+    assert await count() == small == [6, 6, 6, 5, 3, 2]  # as README's "Dashboard" says
 
 
 async def test_a_500_member_radius_renders_grouped_within_300_ms(
@@ -342,3 +344,45 @@ async def test_a_500_member_radius_renders_grouped_within_300_ms(
         ("aws_eip.ip", "150"),
     ]
     assert min(took) < 0.3, took  # the server's time: the client is in this process
+
+
+async def test_policies_page_lists_open_violations_by_state_linked_to_resources(
+    client, conn: asyncpg.Connection
+) -> None:
+    def buckets(**acls: str) -> bytes:
+        return state([resource("aws_s3_bucket", n, attributes={"acl": a}) for n, a in acls.items()])
+
+    await write_version(conn, "prod/s3", buckets(a="public-read", b="private"), actor="ci")
+    await write_version(conn, "prod/logs", buckets(x="public-read"), actor="ci")
+    await write_version(conn, "stage/s3", buckets(a="public-read"), actor="ci")  # not covered
+    policy = {
+        "name": "public-bucket",
+        "severity": "CRITICAL",
+        "resourceType": "aws_s3_bucket",
+        "states": "prod/*",
+        "condition": '$.acl == "public-read"',
+    }
+    created = await client.post(
+        "/graphql",
+        json={
+            "query": "mutation($i: CreatePolicyInput!) { createPolicy(input: $i) { name } }",
+            "variables": {"i": policy},
+        },
+    )
+    assert created.json() == {"data": {"createPolicy": {"name": "public-bucket"}}}
+    html = await page(client, "/ui/policies")
+    section = re.search(
+        r'<section class="policy" data-policy="public-bucket" data-open="2">'
+        r"(.*?)</section>",
+        html,
+        re.S,
+    )
+    assert section, html
+    found = section.group(1)
+    assert re.findall(r'<tr data-state="([^"]+)">', found) == ["prod/logs", "prod/s3"]
+    links = [markup.unescape(h) for h in re.findall(r'href="(/ui/resource\?[^"]+)"', found)]
+    assert links == [
+        "/ui/resource?state=prod%2Flogs&address=aws_s3_bucket.x",
+        "/ui/resource?state=prod%2Fs3&address=aws_s3_bucket.a",
+    ]
+    assert "stage/s3" not in found and "aws_s3_bucket.b" not in found
