@@ -1092,7 +1092,11 @@ async def policy_new_case(env: Env) -> Result:
 # --- dashboard: pages rendered by the server ---------------------------------------------
 
 _HTML = {"Accept": "text/html"}
-_DRAWN_NODE = re.compile(rb'<g class="node[^"]*" data-depth="(\d+)" data-address=')
+# a box of the picture: one resource, a group of N, or the "+K more" of a depth
+_DRAWN_NODE = re.compile(
+    rb'<g class="node[^"]*" data-depth="(\d+)" (?:data-address=|data-group="[^"]*" '
+    rb'data-members="(\d+)"|data-more="(\d+)")'
+)
 _RADIUS_LAYER = re.compile(rb"depth (\d+): ([\d,]+)")
 
 
@@ -1159,9 +1163,15 @@ async def dashboard_resource_case(env: Env) -> Result:
         "blastRadius"
     ]["totalCount"]
     layers = {int(d): int(n.replace(b",", b"")) for d, n in _RADIUS_LAYER.findall(html)}
-    drawn = collections.Counter(int(d) for d in _DRAWN_NODE.findall(html))
-    if sum(layers.values()) != total or any(
-        drawn[d] != min(n, DRAWN_PER_LAYER) for d, n in layers.items()
+    drawn: collections.Counter[int] = collections.Counter()  # members each depth's boxes hold
+    boxes: collections.Counter[int] = collections.Counter()
+    for depth, group, more in _DRAWN_NODE.findall(html):
+        drawn[int(depth)] += int(group or more or 1)
+        boxes[int(depth)] += 1
+    if (
+        sum(layers.values()) != total
+        or any(drawn[d] != n for d, n in layers.items() if d > 0)
+        or any(b > DRAWN_PER_LAYER + 1 for b in boxes.values())
     ):
         raise BenchError(f"resource page: radius {layers} drawn {drawn}, GraphQL total {total}")
     return Result(

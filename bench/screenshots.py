@@ -168,6 +168,9 @@ def sample_data(http: httpx.Client) -> None:
         _resource("aws_vpc", "edge"),
         _resource("aws_subnet", "edge", ["aws_vpc.edge"], keys=list(range(80))),
         _resource("aws_instance", "edge", ["aws_subnet.edge"], keys=list(range(80))),
+        _resource("aws_route_table", "edge", ["aws_vpc.edge"], keys=list(range(3))),
+        _resource("aws_eip", "edge", ["aws_instance.edge"], keys=list(range(40))),
+        _resource("aws_lb_target_group_attachment", "edge", ["aws_instance.edge"], keys=[0, 1]),
     ]
     http.post("/states/prod/edge", content=json.dumps(edge).encode()).raise_for_status()
     lock = {"ID": "f3c9a1e0-lock", "Who": "deploy@ci-runner-7", "Operation": "OperationTypeApply"}
@@ -185,6 +188,13 @@ def sample_data(http: httpx.Client) -> None:
     )
 
 
+GRAPHIQL_QUERY = """query State($name: String!) {
+  state(name: $name) {
+    name
+    currentVersion { serial resourceCount }
+  }
+}
+"""
 PAGES = [
     ("overview", "/", {}),
     ("state", "/ui/state", {"name": NETWORK, "from": 2, "to": 3}),
@@ -192,6 +202,7 @@ PAGES = [
     ("radius", "/ui/resource", {"state": "prod/edge", "address": "aws_vpc.edge", "depth": 3}),
     ("inventory", "/ui/inventory", {"q": '{"cidr_block": "10.0.0.0/16"}'}),
     ("iac", "/ui/iac", {}),
+    ("graphiql", "/graphql", {"query": GRAPHIQL_QUERY, "variables": '{"name": "prod/network"}'}),
 ]
 
 
@@ -204,6 +215,12 @@ async def shoot(server: LiveServer) -> list[Path]:
             await browser.page.goto(f"{server.url}{path}{query}")
             if name == "overview":
                 await browser.page.wait_for_selector("#live.on")
+            if name == "graphiql":  # served by the server itself; the answer to its query
+                await browser.page.wait_for_selector(".graphiql-container", timeout=30_000)
+                await browser.page.click(".graphiql-execute-button")
+                await browser.page.wait_for_selector('.graphiql-response :text("currentVersion")')
+                await browser.page.get_by_role("button", name="Show Documentation Explorer").click()
+                await browser.page.wait_for_selector(".graphiql-doc-explorer")
             target = OUT / f"{name}.png"
             await browser.page.screenshot(path=str(target))
             written.append(target)

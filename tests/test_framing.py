@@ -1,4 +1,4 @@
-"""Every HTML answer (dashboard, GraphiQL, console) can be framed by no other site and is
+"""Every HTML answer (dashboard, GraphiQL) can be framed by no other site and is
 never sniffed as another type; other answers carry the same headers. On the real server;
 app/framing.py's policy merge by hypothesis."""
 
@@ -12,7 +12,7 @@ from tests.live_server import LiveServer, server_fixture
 TOKEN = "frame-secret"
 server = server_fixture({"INFRAGRAPH_API_TOKENS": f"ops:{TOKEN}"}, scope="module")
 HTML = {"Accept": "text/html"}
-PAGES = ["/", "/ui/inventory", "/graphql", "/console/"]  # dashboard, GraphiQL, console
+PAGES = ["/", "/ui/inventory", "/graphql"]  # dashboard, GraphiQL
 
 
 def _assert_framed(response: httpx.Response) -> None:

@@ -1,9 +1,9 @@
 """The Starlette-mountable GraphQL app: `/graphql` (POST, GET; GraphiQL for browsers;
-subscriptions over a graphql-transport-ws websocket), and `/console/`.
+subscriptions over a graphql-transport-ws websocket), and GraphiQL's files at `/graphiql/`.
 
-The GraphiQL page is ours (graphiql.html): it loads GraphiQL from its CDN and,
-where the browser cannot reach it, falls back to the server's own console
-(console/: plain JS and CSS, nothing from elsewhere), also served at /console/.
+GraphiQL is served from its release files shipped in the package (graphiql/static,
+tools/vendor_graphiql.sh copies them from npm): a browser without internet gets it
+too. Its page allows scripts, styles and connections to this server only (GRAPHIQL_CSP).
 
 Bodies and JSON variables are read by `app.jsonutil.read` (its limits) and
 refused past `max_graphql_bytes` (413, before or while they stream in); an
@@ -57,8 +57,16 @@ from app.config import MIB, Settings
 from app.errors import BadInput, Forbidden, LimitExceeded, Unauthenticated, Unavailable
 
 MAX_RESPONSE_BYTES = 64 * MIB
-CONSOLE_DIR = Path(__file__).resolve().parent / "console"
-GRAPHIQL_PAGE = (Path(__file__).resolve().parent / "graphiql.html").read_text()
+GRAPHIQL_DIR = Path(__file__).resolve().parent / "graphiql"
+GRAPHIQL_PAGE = (GRAPHIQL_DIR / "page.html").read_text()
+# Nothing from another host. GraphiQL sets inline styles (React's style props) and its
+# stylesheet embeds its fonts and icons as data: URLs; 'self' also covers the websocket
+# to the same host and port in today's browsers.
+GRAPHIQL_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "font-src 'self' data:; img-src 'self' data:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'none'"
+)
 
 
 class GraphQLApp(GraphQL[Context, None]):
@@ -114,7 +122,7 @@ class GraphQLApp(GraphQL[Context, None]):
         )
 
     async def render_graphql_ide(self, request: Request) -> Response:
-        return HTMLResponse(GRAPHIQL_PAGE)
+        return HTMLResponse(GRAPHIQL_PAGE, headers={"Content-Security-Policy": GRAPHIQL_CSP})
 
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket
@@ -193,9 +201,9 @@ class GraphQLApp(GraphQL[Context, None]):
 
 
 def graphql_routes(settings: Settings, path: str = "/graphql") -> list[BaseRoute]:
-    """`path` over HTTP and websocket; the console only when the schema is public."""
+    """`path` over HTTP and websocket; GraphiQL's files only when the schema is public."""
     app = GraphQLApp(settings)
     routes: list[BaseRoute] = [Route(path, app), WebSocketRoute(path, app)]
     if settings.public_schema:
-        routes.append(Mount("/console", StaticFiles(directory=CONSOLE_DIR, html=True)))
+        routes.append(Mount("/graphiql", StaticFiles(directory=GRAPHIQL_DIR / "static")))
     return routes

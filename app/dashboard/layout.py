@@ -16,7 +16,7 @@ which is not the radius' depth, and its pure-Python ordering of a 420-node pictu
 took 120 ms of the page's budget; a fixed-layer barycenter is a few lines.)
 """
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +48,7 @@ class Line:
     x2: int
     y2: int
     summary: bool  # from a "+K more" node
+    count: int = 1  # the edges it bundles (between two groups)
     reason: str = ""  # where a configuration is known: "implicit", "explicit" or "declared"
 
 
@@ -81,12 +82,16 @@ def layout(
     edges: Sequence[tuple[Hashable, Hashable]],
     *,
     beyond: int = 0,
+    weights: Mapping[tuple[Any, Any], int] | None = None,
     reasons: Mapping[tuple[Any, Any], str] | None = None,
 ) -> Picture:
     """Boxes and lines for `root` (depth 0) and `layers` (depth 1, 2, ...), `edges` the
     (near, far) pairs between drawn resources: only those from one depth to the next
     are drawn; `beyond` members past the last layer (the depth limit), one box;
-    `reasons`: why an edge is there (its line's `reason`), where a configuration says."""
+    `weights` how many edges a line between two boxes bundles (1 if not given);
+    `reasons`: why its edges are there (its line's `reason`), where a configuration says."""
+    weights = weights or {}
+    reasons = reasons or {}
     order: list[list[object]] = [[root[0]]]
     labels = {root[0]: root[1]}
     depth_of: dict[object, int] = {root[0]: 0}
@@ -123,8 +128,9 @@ def layout(
                 _line(
                     positions[n],
                     (x, y),
-                    summary=isinstance(n, _More),
-                    reason=(reasons or {}).get((n, key), ""),
+                    isinstance(n, _More),
+                    weights.get((n, key), 1),
+                    reasons.get((n, key), ""),
                 )
                 for n in shown
             ]
@@ -152,9 +158,12 @@ def shorten(label: str, chars: int = LABEL_CHARS) -> str:
     return f"{label[:head]}…{label[len(label) - (chars - 1 - head) :]}"
 
 
-def _line(near: tuple[int, int], far: tuple[int, int], *, summary: bool, reason: str = "") -> Line:
+def _line(
+    near: tuple[int, int], far: tuple[int, int], summary: bool, count: int, reason: str
+) -> Line:
     middle = BOX_HEIGHT // 2
-    return Line(near[0] + BOX_WIDTH, near[1] + middle, far[0], far[1] + middle, summary, reason)
+    x1, y1, x2, y2 = near[0] + BOX_WIDTH, near[1] + middle, far[0], far[1] + middle
+    return Line(x1, y1, x2, y2, summary, count, reason)
 
 
 def _order(
@@ -182,3 +191,57 @@ def _sort(
         return sum(found) / len(found) if found else current[key]
 
     keys.sort(key=barycenter)
+
+
+@dataclass(frozen=True)
+class Box:
+    """A box of a grouped picture: one resource (`address`), or a group of `members`
+    resources of one type and name at a depth (`address` None)."""
+
+    depth: int
+    name: str  # the group's name, or the resource's address
+    members: int
+    address: str | None
+
+    @property
+    def label(self) -> str:
+        return self.address if self.address is not None else f"{self.name} x {self.members:,}"
+
+
+def grouped_layers(
+    sizes: Sequence[tuple[int, str, int, str]],
+    per_layer: int,
+    order: Callable[[str], Any],
+) -> tuple[list[Layer], dict[tuple[int, str], Box]]:
+    """The layers of a grouped picture from each depth's boxes (depth, name, members,
+    first member's address): a box of one member is that resource, of more a group. Each
+    depth draws its first `per_layer` boxes by `order` of their names; the members of the
+    rest are its "+K more". Keys are (depth, name)."""
+    by_depth: dict[int, list[Box]] = {}
+    for depth, name, members, first in sizes:
+        box = Box(depth, name, members, first if members == 1 else None)
+        by_depth.setdefault(depth, []).append(box)
+    layers: list[Layer] = []
+    boxes: dict[tuple[int, str], Box] = {}
+    for depth in range(1, max(by_depth, default=0) + 1):
+        found = sorted(by_depth.get(depth, []), key=lambda box: order(box.name))
+        drawn = found[:per_layer]
+        boxes.update({(depth, box.name): box for box in drawn})
+        rest = sum(box.members for box in found[per_layer:])
+        layers.append(Layer(len(drawn) + rest, [((depth, b.name), b.label) for b in drawn]))
+    return layers, boxes
+
+
+def bundled_edges(
+    edges: Sequence[tuple[int, str, str, int]],
+) -> dict[tuple[tuple[int, str], tuple[int, str]], int]:
+    """(far depth, near box, far box, edges) as layout's weights: one line a pair of boxes."""
+    return {((depth - 1, near), (depth, far)): count for depth, near, far, count in edges}
+
+
+def bundle_reasons(
+    edges: Sequence[tuple[int, str, str, int, str | None]],
+) -> dict[tuple[tuple[int, str], tuple[int, str]], str]:
+    """(far depth, near box, far box, edges, reason) as layout's reasons: a line's, where
+    its edges share one."""
+    return {((d - 1, near), (d, far)): why for d, near, far, _, why in edges if why}

@@ -29,8 +29,9 @@ TIMELINE = 50
 RESOURCES_PAGE = 100
 HISTORY = 50
 NEIGHBOURS = 100
-DRAWN_PER_LAYER = 60
+DRAWN_PER_LAYER = 60  # boxes a column of the radius picture draws (the rest: "+K more")
 PICTURE_DEPTH = 10  # the radius picture's depths by default (the rest: "N more beyond")
+SINGLE_UP_TO = 20  # a depth of up to this many members draws each; a bigger one, groups
 SEARCH_RESULTS = 100
 IAC_APPLIES = 10
 
@@ -203,6 +204,21 @@ def _diff_or_none(found: diff.VersionDiff | AppError | None) -> diff.VersionDiff
 
 
 @dataclass(frozen=True)
+class RadiusDepth:
+    depth: int
+    total: int  # its members
+
+
+@dataclass(frozen=True)
+class RadiusSummary:
+    """A blast radius' size: within the picture's depth, by depth, and beyond it."""
+
+    total: int
+    layers: list[RadiusDepth]
+    beyond: int = 0
+
+
+@dataclass(frozen=True)
 class ResourcePage:
     resource: asyncpg.Record
     attributes: Any  # sensitive values masked
@@ -210,8 +226,10 @@ class ResourcePage:
     dependencies: Page[asyncpg.Record]
     dependents: Page[asyncpg.Record]
     direction: edges.Direction
-    radius: edges.RadiusLayers
+    radius: RadiusSummary
     max_depth: int
+    boxes: edges.RadiusBoxes  # the picture's groups and their bundled edges
+    expanded: tuple[str, ...]  # groups drawn member by member
 
 
 async def resource_page(
@@ -224,9 +242,11 @@ async def resource_page(
     direction: edges.Direction = edges.Direction.DEPENDENTS,
     max_depth: int = PICTURE_DEPTH,
     limits: edges.WalkLimits,
+    expanded: tuple[str, ...] = (),
 ) -> ResourcePage:
     """A resource (current version, or at `serial`): attributes, history, one hop each
-    way, and its blast radius by depth (the first DRAWN_PER_LAYER of each depth)."""
+    way, and its blast radius by depth and by box (a depth over SINGLE_UP_TO members in
+    groups of a type and name, but `expanded`)."""
     record = await resources.find_resource(conn, state, address, serial, readable=caller.patterns)
     key: ResourceKey = (record["id"], record["version_id"])
     past = (await history.histories(conn, [key], first=HISTORY)).get(key, EMPTY)
@@ -234,8 +254,35 @@ async def resource_page(
         way: (await edges.neighbours(conn, [key], way, first=NEIGHBOURS)).get(key, EMPTY)
         for way in edges.Direction
     }
-    radius = await edges.radius_layers(
-        conn, key, direction, limits=limits, max_depth=max_depth, per_layer=DRAWN_PER_LAYER
+    # walked (and kept) by the first page that shows it; the boxes read the kept walk
+    walked = await edges.blast_radius(
+        conn,
+        [key],
+        direction,
+        limits=limits,
+        max_depth=max_depth,
+        first=1,
+        json=False,
+        attributes=False,
+    )
+    boxes = edges.RadiusBoxes([], [])
+    if key in walked:
+        boxes = await edges.radius_boxes(
+            conn,
+            key,
+            record["address"],
+            direction,
+            max_depth=max_depth,
+            single_up_to=SINGLE_UP_TO,
+            expanded=expanded,
+        )
+    depths: dict[int, int] = {}
+    for depth, _, members, _ in boxes.sizes:
+        depths[depth] = depths.get(depth, 0) + members
+    radius = RadiusSummary(
+        sum(depths.values()),
+        [RadiusDepth(depth, depths[depth]) for depth in sorted(depths)],
+        walked[key].beyond if key in walked else 0,
     )
     attributes = withhold(
         record["attributes"], sensitive_paths(record["sensitive_attributes"]), MASK
@@ -249,6 +296,8 @@ async def resource_page(
         direction,
         radius,
         max_depth,
+        boxes,
+        expanded,
     )
 
 

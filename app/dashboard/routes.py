@@ -4,10 +4,11 @@ Jinja2 templates, a little JavaScript, every asset served from here (`/ui/static
     GET /                      the overview (for a browser: Accept text/html; else 404)
     GET /ui/state?name=[&from=&to=&q=&after=&before=]
                                a state: versions, diff, outputs, resources, lock
-    GET /ui/resource?state=&address=[&serial=&direction=&depth=]
+    GET /ui/resource?state=&address=[&serial=&direction=&depth=&expand=]
     GET /ui/inventory[?q=&type=]
     GET /ui/iac
     GET /ui/webhooks           webhooks and their last deliveries (admins)
+    GET /ui/policies           policies and their open violations by state (admins)
     GET /ui/plan?state= | ?id= a state's Terraform plans, or one with its analysis
 
 Pages sit behind the API tokens like every route (a browser asks for Basic auth), and
@@ -31,7 +32,16 @@ from starlette.templating import Jinja2Templates
 from app import db, jsonutil
 from app.auth import principal
 from app.dashboard import pages
-from app.dashboard.layout import BOX_HEIGHT, BOX_WIDTH, Layer, layout, shorten
+from app.dashboard.layout import (
+    BOX_HEIGHT,
+    BOX_WIDTH,
+    bundle_reasons,
+    bundled_edges,
+    grouped_layers,
+    layout,
+    shorten,
+)
+from app.dashboard.policies import policies_page
 from app.dashboard.webhooks import webhooks_page
 from app.errors import AppError, BadInput, NotFound
 from app.graph import edges
@@ -40,6 +50,7 @@ from app.plans.report import plan_report
 from app.tfstate.human_order import address_order
 
 HERE = Path(__file__).resolve().parent
+EXPANDED = 20  # groups a picture may expand at once (each a parameter of its URL)
 templates = Jinja2Templates(directory=HERE / "templates")
 
 
@@ -58,7 +69,8 @@ def _ago(value: datetime | None) -> str:
 
 
 def _url(path: str, **params: Any) -> str:
-    query = urlencode({k: v for k, v in params.items() if v is not None and v != ""})
+    # a list or tuple value: the parameter once per item
+    query = urlencode({k: v for k, v in params.items() if v is not None and v != ""}, doseq=True)
     return f"{path}?{query}" if query else path
 
 
@@ -166,19 +178,21 @@ async def _resource(request: Request) -> tuple[str, dict[str, Any]]:
             direction=direction,
             max_depth=_int(request, "depth", pages.PICTURE_DEPTH) or pages.PICTURE_DEPTH,
             limits=edges.WalkLimits(settings.blast_cache_rows, settings.blast_cache_seconds),
+            expanded=tuple(dict.fromkeys(request.query_params.getlist("expand")))[:EXPANDED],
         )
     resource = data.resource
+    layers, boxes = grouped_layers(data.boxes.sizes, pages.DRAWN_PER_LAYER, address_order)
+    weights = bundled_edges([edge[:4] for edge in data.boxes.edges])
+    root = (0, resource["address"])
     picture = layout(
-        (resource["id"], resource["address"]),
-        [
-            Layer(layer.total, sorted(layer.drawn, key=lambda drawn: address_order(drawn[1])))
-            for layer in data.radius.layers
-        ],
-        data.radius.edges,
+        (root, resource["address"]),
+        layers,
+        list(weights),
         beyond=data.radius.beyond,
-        reasons=data.radius.reasons,
+        weights=weights,
+        reasons=bundle_reasons(data.boxes.edges),
     )
-    return "resource.html", {"page": data, "picture": picture}
+    return "resource.html", {"page": data, "picture": picture, "boxes": boxes}
 
 
 async def _inventory(request: Request) -> tuple[str, dict[str, Any]]:
@@ -200,6 +214,12 @@ async def _webhooks(request: Request) -> tuple[str, dict[str, Any]]:
     async with db.connection(request.app.state.pool) as conn:
         entries = await webhooks_page(conn, principal(request))
     return "webhooks.html", {"entries": entries}
+
+
+async def _policies(request: Request) -> tuple[str, dict[str, Any]]:
+    async with db.connection(request.app.state.pool) as conn:
+        found = await policies_page(conn, principal(request))
+    return "policies.html", {"page": found}
 
 
 async def favicon(request: Request) -> Response:
@@ -234,6 +254,7 @@ def routes() -> list[BaseRoute]:
         Route("/ui/inventory", _html(_inventory)),
         Route("/ui/iac", _html(_iac)),
         Route("/ui/webhooks", _html(_webhooks)),
+        Route("/ui/policies", _html(_policies)),
         Route("/ui/plan", _html(_plan)),
         Mount("/ui/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]

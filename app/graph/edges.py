@@ -3,7 +3,7 @@ whose walks are kept for the pages that follow (migration 0010)."""
 
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -390,90 +390,94 @@ async def forget_walks(
 
 
 @dataclass(frozen=True)
-class RadiusLayer:
-    depth: int
-    total: int  # the resources at this depth
-    drawn: list[tuple[UUID, str]]  # the first of them by address: (row id, address)
+class RadiusBoxes:
+    """A kept blast radius by depth and box, for a picture at scale. A box is a group
+    (an address without its instance key, `module.m.aws_instance.web`) or, in a depth of
+    at most `single_up_to` members or for an `expanded` group, one member (its address).
+    `sizes`: (depth, box, members, the first member's address); `edges`: (the far box's
+    depth, near box, far box, direct edges between their members, their reason where a
+    configuration gives them all one: app/configuration/edges.py), the root being the box
+    of its own address at depth 0."""
+
+    sizes: list[tuple[int, str, int, str]]
+    edges: list[tuple[int, str, str, int, str | None]]
 
 
-@dataclass(frozen=True)
-class RadiusLayers:
-    """A blast radius summarised for a picture: per depth (to the limit), its size and its
-    first resources, and the direct edges between those (near id, far id: the walk's
-    way); `beyond` counts the members deeper than the limit."""
-
-    total: int  # within the limit
-    layers: list[RadiusLayer]
-    edges: list[tuple[UUID, UUID]]
-    beyond: int = 0
-    # an edge's reason where a configuration is known (app/configuration/edges.py)
-    reasons: dict[tuple[UUID, UUID], str] = field(default_factory=dict)
-
-
-# Per depth of a kept walk ($1 root row id at $2 version, $3 and $4 its key) to depth $5
-# (NULL: all): the depth's size and its first $6 resources by address (one index range
-# each, the primary key).
-_LAYERS = f"""
+# Postgres' regex: a final [...] (a count index or a for_each key) removed
+_GROUP_OF = r"regexp_replace(x.address, '\[[^][]*\]$', '')"
+# Boxes of the kept walk of ($1 root row id at $2 version, $3 and $4 its key) to depth $5
+# (NULL: all), $6 the root's address, $7 single_up_to, $8 the expanded groups: their
+# sizes, then the edges between boxes of neighbouring depths (over the whole walk: every
+# member counts, drawn or not).
+_BOXES = f"""
     WITH walk AS (
-        SELECT w.id, w.state_id, w.sizes FROM {KEYS_AT_VERSIONS}
+        SELECT w.id, w.state_id, w.serial, w.sizes FROM {KEYS_AT_VERSIONS}
         JOIN blast_walks w ON {_WALK_OF_ROOT} AND w.kept),
-    layer AS (
-        SELECT l.depth::int, l.total FROM walk w,
-            unnest(w.sizes) WITH ORDINALITY AS l (total, depth)
-        WHERE $5::int IS NULL OR l.depth <= $5)
-    SELECT l.depth, l.total, d.resource_id, d.address FROM layer l, walk w
-    CROSS JOIN LATERAL (
-        SELECT x.resource_id, x.address FROM blast_walk_rows x
-        WHERE x.state_id = w.state_id AND x.walk_id = w.id AND x.depth = l.depth
-        ORDER BY x.address LIMIT $6) d
-    ORDER BY l.depth, d.address"""
-# The direct edges between resources $2 at version $1, the walk's way (near -> far),
-# with their reason in a configured version (app/configuration/edges.py), else NULL.
-_EDGES_BETWEEN = """
-    SELECT d.{near} AS near, d.{far} AS far, NULL::text AS reason
-    FROM state_versions kv JOIN resource_dependencies d
-      ON {valid} AND d.direct AND d.{near} = ANY($2::uuid[]) AND d.{far} = ANY($2::uuid[])
-    WHERE kv.id = $1 AND NOT {configured}
-  UNION ALL
-    SELECT c.{near}, c.{far}, c.reason
-    FROM state_versions kv JOIN configured_edges c
-      ON c.state_id = kv.state_id AND c.serial = kv.serial AND c.direct
-         AND c.{near} = ANY($2::uuid[]) AND c.{far} = ANY($2::uuid[])
-    WHERE kv.id = $1"""
+    member AS MATERIALIZED (
+        SELECT x.resource_id AS id, x.depth, x.address,
+            CASE WHEN w.sizes[x.depth] <= $7 OR g.grp = ANY($8::text[])
+                 THEN x.address ELSE g.grp END AS box
+        FROM walk w
+        JOIN blast_walk_rows x ON x.state_id = w.state_id AND x.walk_id = w.id
+        CROSS JOIN LATERAL (SELECT {_GROUP_OF} AS grp) g
+        WHERE $5::int IS NULL OR x.depth <= $5
+        UNION ALL
+        SELECT k.id, 0, $6, $6 FROM unnest($1::uuid[]) AS k (id)),
+    -- each member's depth and box by id: one lookup an edge, whatever the planner thinks
+    -- of the sizes of the walk's rows (a fresh unlogged table has no statistics)
+    placed AS MATERIALIZED (SELECT jsonb_object_agg(id::text, jsonb_build_array(depth, box)) AS of
+               FROM member),
+    -- per member, its edges in by the near one's place (a few rows, not one an edge): the
+    -- references' direct edges where the version has a configuration, else the reduction's;
+    -- a bundle's reason when all its edges share one
+    pair AS (
+        SELECT f.depth, f.box, e.near, sum(e.n) AS n,
+            CASE WHEN count(DISTINCT e.reason) = 1 AND count(e.reason) = count(*)
+                 THEN min(e.reason) END AS reason
+        FROM walk w CROSS JOIN placed p CROSS JOIN member f
+        CROSS JOIN LATERAL (
+            SELECT EXISTS (SELECT FROM configured_versions cv
+                           WHERE cv.state_id = w.state_id AND cv.serial = w.serial) AS on) cfg
+        CROSS JOIN LATERAL (
+            SELECT p.of -> d.near_id::text AS near, count(*) AS n,
+                CASE WHEN count(DISTINCT d.reason) = 1 AND count(d.reason) = count(*)
+                     THEN min(d.reason) END AS reason
+            FROM (SELECT d.{{near}} AS near_id, NULL::text AS reason
+                  FROM resource_dependencies d
+                  WHERE NOT cfg.on AND d.state_id = w.state_id AND d.{{far}} = f.id
+                    AND d.direct AND {{valid}}
+                UNION ALL
+                  SELECT c.{{near}}, c.reason FROM configured_edges c
+                  WHERE cfg.on AND c.state_id = w.state_id AND c.serial = w.serial
+                    AND c.{{far}} = f.id AND c.direct) d
+            GROUP BY 1) e
+        WHERE f.depth > 0 AND (e.near ->> 0)::int = f.depth - 1
+        GROUP BY f.depth, f.box, e.near)
+    SELECT depth::int, box, NULL AS far, count(*)::int AS n, min(address) AS address,
+        NULL::text AS reason
+    FROM member WHERE depth > 0 GROUP BY depth, box
+    UNION ALL
+    SELECT depth::int, near ->> 1, box, n::int, NULL, reason FROM pair"""
 
 
-async def radius_layers(
+async def radius_boxes(
     conn: asyncpg.Connection,
     root: ResourceKey,
+    root_address: str,
     direction: Direction = Direction.DEPENDENTS,
     *,
-    limits: WalkLimits,
     max_depth: int | None = None,
-    per_layer: int,
-) -> RadiusLayers:
-    """The blast radius of `root` by depth, to `max_depth`: each depth's size and its
-    first `per_layer` resources by address, with the direct edges among those and the
-    root, and how many members lie deeper. Walks (and keeps) the radius as
-    `blast_radius` does, so a big radius costs its walk once."""
-    pages = await blast_radius(conn, [root], direction, limits=limits, max_depth=max_depth, first=1)
-    if root not in pages:
-        return RadiusLayers(0, [], [])
-    key = (*key_arrays([root]), direction.value, DIRECT_EDGES)
-    layers: dict[int, RadiusLayer] = {}
-    for r in await conn.fetch(_LAYERS, *key, max_depth, per_layer):
-        layer = layers.setdefault(r["depth"], RadiusLayer(r["depth"], r["total"], []))
-        layer.drawn.append((r["resource_id"], r["address"]))
+    single_up_to: int,
+    expanded: Iterable[str] = (),
+) -> RadiusBoxes:
+    """The boxes of `root`'s kept radius (walk it first: `blast_radius`) and the
+    bundled edges between them; nothing when it has no kept walk."""
     near, far = _HOP[direction]
-    ids = [root[0], *(i for layer in layers.values() for i, _ in layer.drawn)]
-    edges_sql = _EDGES_BETWEEN.format(
-        near=near, far=far, valid=valid_at("d", "kv.state_id", "kv.serial"), configured=_CONFIGURED
-    )
-    found = await conn.fetch(edges_sql, root[1], ids)
-    total = sum(layer.total for layer in layers.values())
-    return RadiusLayers(
-        total,
-        list(layers.values()),
-        [(r["near"], r["far"]) for r in found],
-        pages[root].beyond,
-        {(r["near"], r["far"]): r["reason"] for r in found if r["reason"]},
-    )
+    sql = _BOXES.format(near=near, far=far, valid=valid_at("d", "w.state_id", "w.serial"))
+    key = (*key_arrays([root]), direction.value, DIRECT_EDGES)
+    found = await conn.fetch(sql, *key, max_depth, root_address, single_up_to, list(expanded))
+    sizes = [(r["depth"], r["box"], r["n"], r["address"]) for r in found if r["far"] is None]
+    edges = [
+        (r["depth"], r["box"], r["far"], r["n"], r["reason"]) for r in found if r["far"] is not None
+    ]
+    return RadiusBoxes(sizes, edges)

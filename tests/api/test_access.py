@@ -12,7 +12,7 @@ what `read` gets, but for plan_place):
     need           read in/out      plan in/out    write in/out   admin   what it covers
     open           ok / ok          ok / ok        ok / ok        ok      health
     any            ok / ok          ok / ok        ok / ok        ok      /metrics, policies,
-                                                                          console, viewer,
+                                                                          GraphiQL, viewer,
                                                                           dashboard lists
                                                                           (filtered: tests/
                                                                           dashboard/test_access.py)
@@ -415,10 +415,11 @@ ROUTES: dict[str, Call] = {
     "GET /ui/inventory": Call("GET", lambda p: "/ui/inventory", Need.ANY),
     "GET /ui/iac": Call("GET", lambda p: "/ui/iac", Need.ANY),
     "GET /ui/webhooks": Call("GET", lambda p: "/ui/webhooks", Need.ADMIN),
+    "GET /ui/policies": Call("GET", lambda p: "/ui/policies", Need.ADMIN),
     "GET /ui/plan": Call("GET", lambda p: f"/ui/plan?id={ABSENT}", Need.ANY),
     "GET /ui/static": Call("GET", lambda p: "/ui/static/style.css", Need.ANY),
     "GET /favicon.ico": Call("GET", lambda p: "/favicon.ico", Need.ANY),
-    "GET /console": Call("GET", lambda p: "/console/console.js", Need.ANY),
+    "GET /graphiql": Call("GET", lambda p: "/graphiql/start.js", Need.ANY),
 }
 # Over a websocket, not in the matrix: where each is shown instead (the dashboard's
 # lists: tests/dashboard/test_access.py)

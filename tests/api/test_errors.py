@@ -106,7 +106,7 @@ async def test_private_schema_has_no_introspection_and_no_graphiql(database_url,
         assert await gql(client, "{ states { totalCount } }") == {"states": {"totalCount": 0}}
         page = await client.get("/graphql", headers={"Accept": "text/html"})
         assert page.status_code == 404
-        assert (await client.get("/console/console.js")).status_code == 404
+        assert (await client.get("/graphiql/start.js")).status_code == 404
         # no hint names what the schema holds (a public schema says "Did you mean 'state'?")
         for typo in ("{ stat { name } }", "{ states(frist: 1) { totalCount } }"):
             [error] = (await post(client, typo))["errors"]

@@ -1,197 +1,179 @@
-"""GraphiQL in a real browser (headless Chromium): from its CDN when the browser
-reaches it, else, without hanging on "Loading", the server's own console running
-the same query.
-
-"Offline" is every request to a host other than the server blocked (aborted, or
-never answered). "Online" routes the CDN to the very files it serves, taken from
-the npm registry (the page's Subresource Integrity hashes must match them).
+"""GraphiQL in a real browser (headless Chromium) with every host but the server blocked:
+its own DOM, a query with variables and a token header, the docs explorer, a
+subscription; every file from the server. The shipped copies match the sums their
+README gives. (The page's policy: tests/api/test_http.py.)
 """
 
+import hashlib
 import re
-import shutil
-import subprocess
-import tarfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, Route, expect
+from playwright.sync_api import Browser, Page, Request, Route, expect
 
+from app.api.app import GRAPHIQL_DIR
 from tests.backend.helpers import lock_info
 from tests.browser import browser_fixture
 from tests.conftest import database_of_its_own
 from tests.graphql_ws import wait_for_subscriptions
 from tests.live_server import LiveServer, live_server, server_fixture
 
-pytestmark = pytest.mark.slow  # a browser, seconds a page
 server = server_fixture(scope="module")
 browser = browser_fixture()
 
-CDN = "https://unpkg.com"
-QUERY = "{ states(first: 3) { totalCount } }"
-ANSWER = re.compile(r'"states": \{\s*"totalCount": \d+')  # as a console or GraphiQL shows it
-# npm package, and the files of it the page loads (its CDN path below the package)
-CDN_FILES = {
-    "react@18.2.0": ["umd/react.production.min.js"],
-    "react-dom@18.2.0": ["umd/react-dom.production.min.js"],
-    "graphiql@3.8.3": ["graphiql.min.js", "graphiql.min.css"],
-}
-FALLBACK_BOUND_MS = 8000  # the page gives the CDN 3 s; the rest is the browser's
+QUERY = "query Count($n: Int) { states(first: $n) { totalCount } }"
+TWO, ONE = '{"n": 2}', '{"n": 1}'  # variables
+ANSWER = re.compile(r'"states": \{\s*"totalCount": \d+')
+LOADED_MS = 15000  # 3.5 MB of GraphiQL parsed on a busy machine
 
 
-def _offline(server: LiveServer, answer: Callable[[Route], None]) -> Callable[[Route], None]:
-    """A route handler: the server's requests go through, any other gets `answer`."""
-    host = urlsplit(server.url).netloc
+class Offline:
+    """A page whose requests to any host but the server's are aborted, and recorded."""
 
-    def handle(route: Route) -> None:
-        if urlsplit(route.request.url).netloc == host:
+    def __init__(self, page: Page, server_url: str) -> None:
+        self.page = page
+        self.host = urlsplit(server_url).netloc
+        self.elsewhere: list[str] = []
+        self.served: list[str] = []
+        page.route("**/*", self._handle)
+        page.on("request", self._seen)
+
+    def _handle(self, route: Route) -> None:
+        if urlsplit(route.request.url).netloc == self.host:
             route.continue_()
         else:
-            answer(route)
+            self.elsewhere.append(route.request.url)
+            route.abort("internetdisconnected")
 
-    return handle
-
-
-def _page(browser: Browser, server: LiveServer, answer: Callable[[Route], None]) -> Page:
-    page = browser.new_page()
-    page.route("**/*", _offline(server, answer))
-    return page
-
-
-def _console_runs_a_query(page: Page) -> None:
-    console = page.locator(".ig-console")
-    expect(console).to_be_visible(timeout=FALLBACK_BOUND_MS)
-    expect(page.locator(".ig-notice")).to_contain_text("GraphiQL could not be loaded")
-    query = page.get_by_label("Query")
-    expect(query).to_have_value(QUERY)  # the query of the URL came along
-    query.fill("query Count($n: Int) { states(first: $n) { totalCount } }")
-    page.get_by_label("Variables").fill('{"n": 2}')
-    page.get_by_role("button", name="Run").click()
-    expect(page.get_by_label("Result")).to_contain_text(ANSWER)
-    assert "query+Count" in page.url  # what is typed is kept in the URL (a reload keeps it)
-
-
-def _docs_list_root_fields(page: Page) -> None:
-    docs = page.get_by_label("Schema")
-    for field in ("states(", "blastRadius(", "plan(", "events(state: String)"):
-        expect(docs).to_contain_text(field)
-    docs.get_by_role("link", name="Event", exact=True).first.click()
-    expect(docs).to_contain_text("stateName: String!")
-
-
-def test_offline_graphiql_ends_in_a_working_console(browser: Browser, server: LiveServer) -> None:
-    page = _page(browser, server, lambda route: route.abort("internetdisconnected"))
-    page.goto(f"{server.url}/graphql?query={quote(QUERY)}")
-    _console_runs_a_query(page)
-    _docs_list_root_fields(page)
-    page.close()
-
-
-def test_offline_with_tokens_the_browser_credentials_go_along(
-    browser: Browser, admin_url: str
-) -> None:
-    """The browser's Basic credentials for the page (the server asks for them) serve
-    the console's requests too."""
-    # a database of its own: its token closes for good the database it starts on
-    with (
-        database_of_its_own(admin_url) as url,
-        live_server(url, {"INFRAGRAPH_API_TOKENS": "dash:s3cret"}) as guarded,
-    ):
-        context = browser.new_context(http_credentials={"username": "dash", "password": "s3cret"})
-        page = context.new_page()
-        page.route("**/*", _offline(guarded, lambda route: route.abort("internetdisconnected")))
-        page.goto(f"{guarded.url}/graphql?query={quote(QUERY)}")
-        _console_runs_a_query(page)
-        _docs_list_root_fields(page)
-        context.close()
-        assert '"POST /graphql HTTP/1.1" 200' in guarded.log()
-
-
-def test_an_unanswering_cdn_is_given_up_in_bounded_time(
-    browser: Browser, server: LiveServer
-) -> None:
-    asked: list[str] = []
-
-    def hang(route: Route) -> None:  # never answered, as behind a firewall dropping packets
-        asked.append(route.request.url)
-
-    page = _page(browser, server, hang)
-    page.goto(f"{server.url}/graphql?query={quote(QUERY)}", wait_until="commit")
-    _console_runs_a_query(page)
-    expect(page.locator(".ig-notice")).to_contain_text("no answer in 3 s")
-    assert asked and all(url.startswith(f"{CDN}/") for url in asked)  # the CDN was tried first
-    page.close()
-
-
-def test_the_console_follows_a_subscription(browser: Browser, server: LiveServer) -> None:
-    page = _page(browser, server, lambda route: route.abort("internetdisconnected"))
-    page.goto(f"{server.url}/console/")
-    page.get_by_label("Query").wait_for()
-    assert "null" not in page.locator("body").inner_text().split("infragraph console")[0]
-    page.get_by_label("Query").fill("subscription { events { stateName action } }")
-    page.get_by_role("button", name="Run").click()
-    wait_for_subscriptions(server.url, {}, 1)
-    httpx.request("LOCK", f"{server.url}/states/watched/lock", json=lock_info())
-    expect(page.get_by_label("Result")).to_contain_text('"stateName": "watched"')
-    page.get_by_role("button", name="Stop").click()
-    wait_for_subscriptions(server.url, {}, 0)
-    page.close()
-
-
-@pytest.fixture(scope="module")
-def cdn_copies(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The CDN's files, from the npm registry (`npm pack`): {package}/{path}."""
-    if shutil.which("npm") is None:
-        pytest.skip("npm is not installed: no copies of the CDN's files")
-    root = tmp_path_factory.mktemp("cdn")
-    packed = subprocess.run(
-        ["npm", "pack", "--silent", *CDN_FILES],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    if packed.returncode != 0:
-        pytest.skip(f"npm could not fetch GraphiQL's packages: {packed.stderr.strip()}")
-    for package in CDN_FILES:
-        name, version = package.rsplit("@", 1)
-        with tarfile.open(root / f"{name}-{version}.tgz") as archive:
-            archive.extractall(root / package, filter="data")
-    return root
+    def _seen(self, request: Request) -> None:
+        if urlsplit(request.url).netloc == self.host:
+            self.served.append(urlsplit(request.url).path)
 
 
 @pytest.fixture
-def online(cdn_copies: Path) -> Iterator[Callable[[Route], None]]:
-    served: list[str] = []
-
-    def cdn(route: Route) -> None:
-        url = urlsplit(route.request.url)
-        package, _, path = url.path.lstrip("/").partition("/")
-        if url.netloc != "unpkg.com" or path not in CDN_FILES.get(package, []):
-            route.abort("internetdisconnected")
-            return
-        served.append(route.request.url)
-        kind = "text/css" if path.endswith(".css") else "application/javascript"
-        route.fulfill(
-            body=(cdn_copies / package / "package" / path).read_bytes(),
-            headers={"Content-Type": kind, "Access-Control-Allow-Origin": "*"},
-        )
-
-    yield cdn
-    assert len(served) == sum(map(len, CDN_FILES.values()))
-
-
-def test_with_the_cdn_reachable_graphiql_loads(
-    browser: Browser, server: LiveServer, online: Callable[[Route], None]
-) -> None:
-    page = _page(browser, server, online)
-    page.goto(f"{server.url}/graphql?query={quote(QUERY)}")
-    editor = page.locator(".graphiql-query-editor")
-    expect(editor).to_contain_text("totalCount", timeout=FALLBACK_BOUND_MS)
-    page.locator(".graphiql-execute-button").click()
-    expect(page.locator(".graphiql-response")).to_contain_text(ANSWER)
-    assert page.locator(".ig-console").count() == 0
+def offline(browser: Browser, server: LiveServer) -> Iterator[Offline]:
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    yield Offline(page, server.url)
     page.close()
+    assert errors == []  # no script error, no refusal by the page's policy
+
+
+def _set_editor(page: Page, selector: str, text: str) -> None:
+    """Types into one of GraphiQL's CodeMirror editors, as a paste would."""
+    page.locator(f"{selector} .CodeMirror:visible").first.evaluate(
+        "(element, text) => element.CodeMirror.setValue(text)", text
+    )
+
+
+def _graphiql_loaded(page: Page) -> None:
+    expect(page.locator(".graphiql-container")).to_be_visible(timeout=LOADED_MS)
+    expect(page.locator(".graphiql-query-editor .CodeMirror")).to_be_visible()
+
+
+def _run(page: Page) -> None:
+    page.locator(".graphiql-execute-button").click()
+
+
+@pytest.mark.slow  # a browser
+def test_offline_graphiql_runs_a_query_with_variables(offline: Offline, server: LiveServer) -> None:
+    page = offline.page
+    page.goto(f"{server.url}/graphql?query={quote(QUERY)}&variables={quote(TWO)}")
+    _graphiql_loaded(page)
+    expect(page.locator(".graphiql-query-editor")).to_contain_text("totalCount")
+    _run(page)
+    expect(page.locator(".graphiql-response")).to_contain_text(ANSWER)
+    _set_editor(
+        page,
+        ".graphiql-query-editor",
+        "query Again($n: Int) { states(first: $n) { edges { node { name } } } }",
+    )
+    expect(page).to_have_url(re.compile(r"query=query\+Again"))  # what is typed is kept
+    assert offline.elsewhere == []
+    assert "/graphiql/graphiql@3.8.3/graphiql.min.js" in offline.served
+
+
+@pytest.mark.slow  # a browser
+def test_offline_graphiql_opens_the_docs_explorer(offline: Offline, server: LiveServer) -> None:
+    page = offline.page
+    page.goto(f"{server.url}/graphql")
+    _graphiql_loaded(page)
+    page.get_by_role("button", name="Show Documentation Explorer").click()
+    docs = page.locator(".graphiql-doc-explorer")
+    expect(docs).to_contain_text("Root Types", timeout=LOADED_MS)
+    docs.get_by_text("Query", exact=True).first.click()
+    for field in ("states", "blastRadius", "statesGraph"):
+        expect(docs).to_contain_text(field)
+    assert offline.elsewhere == []
+
+
+@pytest.mark.slow  # a browser
+def test_offline_graphiql_follows_a_subscription(offline: Offline, server: LiveServer) -> None:
+    page = offline.page
+    page.goto(f"{server.url}/graphql")
+    _graphiql_loaded(page)
+    _set_editor(page, ".graphiql-query-editor", "subscription { events { stateName action } }")
+    _run(page)
+    wait_for_subscriptions(server.url, {}, 1)
+    httpx.request("LOCK", f"{server.url}/states/watched/lock", json=lock_info())
+    expect(page.locator(".graphiql-response")).to_contain_text('"stateName": "watched"')
+    _run(page)  # the same button stops it
+    wait_for_subscriptions(server.url, {}, 0)
+    assert offline.elsewhere == []
+
+
+@pytest.mark.slow  # a browser
+def test_the_token_of_the_headers_editor_is_the_one_used(browser: Browser, admin_url: str) -> None:
+    """The page comes with the browser's Basic credentials (one token); a query with
+    another token in GraphiQL's headers runs as that other token."""
+    tokens = {"INFRAGRAPH_API_TOKENS": "page:p4ge-secret,header:h3ad-secret"}
+    # a database of its own: its tokens close for good the database it starts on
+    with database_of_its_own(admin_url) as url, live_server(url, tokens) as guarded:
+        context = browser.new_context(
+            http_credentials={"username": "page", "password": "p4ge-secret"}
+        )
+        offline = Offline(context.new_page(), guarded.url)
+        page = offline.page
+        sent: list[str | None] = []
+        page.on(
+            "request",
+            lambda r: sent.append(r.headers.get("authorization")) if r.method == "POST" else None,
+        )
+        who = "query Who($n: Int) { viewer { name } states(first: $n) { totalCount } }"
+        page.goto(f"{guarded.url}/graphql?query={quote(who)}&variables={quote(ONE)}")
+        _graphiql_loaded(page)
+        page.get_by_role("button", name="Headers").click()
+        _set_editor(page, ".graphiql-editor-tool", '{"Authorization": "Bearer h3ad-secret"}')
+        _run(page)
+        response = page.locator(".graphiql-response")
+        expect(response).to_contain_text('"name": "header"')
+        expect(response).to_contain_text(ANSWER)
+        assert "Bearer h3ad-secret" in sent
+        assert offline.elsewhere == []
+        context.close()
+
+
+def test_the_shipped_copies_are_the_released_files() -> None:
+    """Each vendored file has the SHA-256 its README gives (as the npm tarball had it),
+    and each package folder carries its LICENSE."""
+    readme = (GRAPHIQL_DIR / "README.md").read_text()
+    sums = dict(
+        (name, digest) for digest, name in re.findall(r"^([0-9a-f]{64})  (\S+)$", readme, re.M)
+    )
+    static = GRAPHIQL_DIR / "static"
+    shipped = {
+        str(p.relative_to(static))
+        for p in static.rglob("*")
+        if p.is_file() and "@" in p.parent.name
+    }
+    assert set(sums) == shipped
+    for name, digest in sums.items():
+        assert hashlib.sha256((static / name).read_bytes()).hexdigest() == digest, name
+    packages = {Path(name).parent for name in shipped}
+    assert {Path(p) / "LICENSE" for p in packages} <= {Path(n) for n in shipped}
+    assert {p.name.split("@")[0] for p in packages} == {"graphiql", "react", "react-dom"}

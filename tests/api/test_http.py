@@ -1,7 +1,10 @@
 """/graphql over HTTP: GraphiQL for browsers, GET queries, bearer auth."""
 
+import re
+
 import httpx
 
+from app.api.app import GRAPHIQL_CSP
 from app.config import Settings
 from app.server import create_app
 
@@ -10,8 +13,18 @@ async def test_graphiql_on_get_from_a_browser(client) -> None:
     page = await client.get("/graphql", headers={"Accept": "text/html"})
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert "<title>infragraph GraphiQL</title>" in page.text and 'id="graphiql"' in page.text
-    console = await client.get("/console/")  # its fallback (tests/api/test_graphiql.py)
-    assert console.status_code == 200 and "InfragraphConsole.mount" in console.text
+    # its files from here, and a policy that lets the page load nothing from elsewhere
+    # (in a browser: tests/api/test_graphiql.py)
+    policy = page.headers["content-security-policy"]
+    assert policy.startswith(GRAPHIQL_CSP) and "frame-ancestors 'none'" in policy
+    sources = {word for word in policy.replace(";", " ").split() if "." in word or ":" in word}
+    assert sources == {"data:"}  # no host named: 'self' alone
+    files = re.findall(r'(?:src|href)="(/graphiql/[^"]+)"', page.text)
+    assert len(files) == 6  # GraphiQL's two, React's two, ours two
+    for path in files:
+        file = await client.get(path)
+        assert file.status_code == 200 and file.content, path
+    assert "http" not in page.text  # no absolute address
     query = await client.get("/graphql", params={"query": "{ states { totalCount } }"})
     assert query.json() == {"data": {"states": {"totalCount": 0}}}
 

@@ -83,6 +83,12 @@ async def test_the_overview_follows_locks_and_writes_live(browser, server) -> No
     await page.evaluate("window.sameDocument = true")  # gone if the page reloads
     row = page.locator('tr[data-state="ui/live"]')
     assert await row.count() == 0
+    totals = page.locator("#totals b")
+
+    async def counted() -> list[int]:
+        return [int(t.replace(",", "")) for t in await totals.all_inner_texts()]
+
+    before = await counted()
     lock = {"ID": "live-1", "Who": "erin@laptop", "Operation": "OperationTypeApply"}
     async with httpx.AsyncClient(
         base_url=server.url, auth=(USER, TOKEN), headers={"Content-Type": "application/json"}
@@ -90,10 +96,25 @@ async def test_the_overview_follows_locks_and_writes_live(browser, server) -> No
         (await http.post("/states/ui/live", content=shared_history()[0])).raise_for_status()
         await row.locator(".serial", has_text="1").wait_for(timeout=5000)
         assert await row.locator(".writer").inner_text() == USER
+        # its kind and count as a reload would show them, in the list's order
+        asked = await http.post(
+            "/graphql",
+            json={"query": '{ state(name: "ui/live") { currentVersion { resourceCount } } }'},
+        )
+        resources = asked.json()["data"]["state"]["currentVersion"]["resourceCount"]
+        await row.locator("td", has_text="terraform").wait_for(timeout=5000)
+        await row.locator("td.num", has_text=str(resources)).first.wait_for(timeout=5000)
+        names = await page.locator("#states tbody tr[data-state]").evaluate_all(
+            "rows => rows.map(r => r.dataset.state)"
+        )
+        assert names == sorted(names) and "ui/live" in names
+        assert await counted() == [before[0] + 1, before[1] + resources, before[2]]
         (await http.request("LOCK", "/states/ui/live", json=lock)).raise_for_status()
         await row.locator(".lock", has_text="erin@laptop").wait_for(timeout=5000)
+        assert await counted() == [before[0] + 1, before[1] + resources, before[2] + 1]
         (await http.request("UNLOCK", "/states/ui/live", json=lock)).raise_for_status()
         await row.locator(".lock:empty").wait_for(timeout=5000)
+        assert await counted() == [before[0] + 1, before[1] + resources, before[2]]
     await page.locator("#events li", has_text="ui/live #1").wait_for(timeout=5000)
     assert await page.evaluate("window.sameDocument") is True
 
@@ -115,6 +136,11 @@ async def test_resource_page_shows_history_and_the_radius_as_an_svg(browser, ser
     page = browser.page
     assert await page.locator("#history tbody tr").count() == 2
     await _open(browser, server, "/ui/resource", state="ui/hub", address="aws_vpc.main")
+    group = page.locator('#radius g.group[data-depth="1"]')  # a big depth: grouped
+    assert await group.get_attribute("data-members") == str(SPOKES)
+    assert await group.locator("text").text_content() == f"aws_subnet.s x {SPOKES}"
+    await group.click()  # expands: its members drawn, one by one
+    await page.wait_for_url(re.compile(r"expand=aws_subnet\.s"))
     drawn = page.locator('#radius g.node[data-address][data-depth="1"]')
     assert await drawn.count() == DRAWN_PER_LAYER
     more = page.locator("#radius g.more")

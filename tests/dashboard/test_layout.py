@@ -13,9 +13,12 @@ from app.dashboard.layout import (
     COLUMN_WIDTH,
     LINES_IN,
     Layer,
+    bundled_edges,
+    grouped_layers,
     layout,
     shorten,
 )
+from app.tfstate.human_order import address_order
 
 
 @st.composite
@@ -111,3 +114,70 @@ def test_an_address_keeps_its_index() -> None:
     assert (
         shorten("aws_lb_target_group_attachment.web[0]", 32) == "aws_lb_target_g…ttachment.web[0]"
     )
+
+
+@st.composite
+def boxed(draw: st.DrawFn) -> list[tuple[int, str, int, str]]:
+    """A grouped radius' boxes: per depth, names with their member counts."""
+    sizes = []
+    for depth in range(1, draw(st.integers(0, 4)) + 1):
+        names = draw(
+            st.lists(
+                st.from_regex(r"[a-c]_[xy]\.[mn]", fullmatch=True),
+                min_size=1,
+                max_size=9,
+                unique=True,
+            )
+        )
+        for name in names:
+            members = draw(st.integers(1, 500))
+            sizes.append((depth, name, members, f"{name}[0]"))
+    return sizes
+
+
+@given(boxed(), st.integers(1, 5))
+def test_grouped_layers_count_every_member_once_and_draw_groups_in_order(sizes, per_layer) -> None:
+    layers, boxes = grouped_layers(sizes, per_layer, address_order)
+    assert len(layers) == max((d for d, *_ in sizes), default=0)
+    for depth, layer in enumerate(layers, start=1):
+        here = [(name, members) for d, name, members, _ in sizes if d == depth]
+        drawn = [boxes[key] for key, _ in layer.drawn]
+        assert len(drawn) == min(per_layer, len(here))
+        names = [box.name for box in drawn]
+        assert names == sorted(names, key=address_order)
+        assert names == sorted((n for n, _ in here), key=address_order)[:per_layer]
+        more = layer.total - len(layer.drawn)  # what layout draws as "+K more"
+        assert sum(box.members for box in drawn) + more == sum(m for _, m in here)
+        for box, (_, label) in zip(drawn, layer.drawn, strict=True):
+            if box.members == 1:  # one resource: itself, by address
+                assert box.address == f"{box.name}[0]" and label == box.address
+            else:
+                assert box.address is None and label == f"{box.name} x {box.members:,}"
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 4), st.integers(1, 3), st.integers(1, 3), st.integers(1, 10_000)),
+        unique_by=lambda e: e[:3],
+    )
+)
+def test_a_line_between_groups_bundles_their_edges(raw) -> None:
+    """Each pair of boxes of neighbouring depths is one line, carrying its edge count."""
+    # the root is n1 at depth 0; every other depth has boxes n1..n3 and f1..f3
+    raw = [(d, 1 if d == 1 else near, far, count) for d, near, far, count in raw]
+    raw = list({(d, near, far): (d, near, far, n) for d, near, far, n in raw}.values())
+    edges = [(depth, f"n{near}", f"f{far}", count) for depth, near, far, count in raw]
+    weights = bundled_edges(edges)
+    assert len(weights) == len(edges)
+    depths = max((d for d, *_ in edges), default=0)
+    layers = [
+        Layer(6, [((d, f"{p}{i}"), f"{p}{i}") for p in "nf" for i in (1, 2, 3)])
+        for d in range(1, depths + 1)
+    ]
+    root = (0, "n1")
+    picture = layout((root, "root"), layers, list(weights), weights=weights)
+    counts = sorted(line.count for line in picture.lines)
+    into = collections.Counter(far for _, far in weights)
+    # every drawn line carries its pair's count; a box over LINES_IN keeps its nearest
+    assert len(counts) == sum(min(n, LINES_IN) for n in into.values())
+    assert set(counts) <= set(weights.values())

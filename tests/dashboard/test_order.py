@@ -46,9 +46,16 @@ async def test_state_resources_dependents_and_picture_follow_terraform_order(
     assert dependents
     shown = [markup.unescape(a) for a in re.findall(r">([^<]+)</a>", dependents.group(1))]
     assert len(shown) == 100 and _in_order(shown)
+    groups = re.findall(r'data-depth="1" data-group="([^"]+)"', html)
+    assert groups == ["aws_subnet.x", "aws_subnet.y"]  # 124 members: grouped, in order
+    expand = {"expand": ["aws_subnet.x", "aws_subnet.y"]}
+    html = await page(
+        client, "/ui/resource", {"state": "counted", "address": "aws_vpc.main", **expand}
+    )
     nodes = re.findall(r'<g class="node" data-depth="1" data-address="([^"]+)"', html)
     drawn = [markup.unescape(a) for a in nodes]
     assert len(drawn) == 60 and _in_order(drawn)
+    assert drawn[:3] == ["aws_subnet.x[0]", "aws_subnet.x[1]", "aws_subnet.x[2]"]
 
 
 async def test_the_favicon_is_an_svg(client) -> None:

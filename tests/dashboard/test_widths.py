@@ -2,6 +2,7 @@
 blocked): long provider, module and state names wrap or shorten instead of drawing one
 table over another, and addresses read in Terraform's order."""
 
+import re
 from collections.abc import AsyncIterator, Iterator
 from urllib.parse import urlencode, urlsplit
 
@@ -101,7 +102,14 @@ async def test_lists_and_picture_follow_terraform_order(browser, server) -> None
     await _open(browser, server, "/ui/resource", state="counted", address="aws_vpc.main")
     dependents = await browser.page.locator("#dependents a").all_inner_texts()
     assert len(dependents) == 100 and dependents == sorted(dependents, key=address_order)
+    groups = await browser.page.locator('#radius g.group[data-depth="1"]').evaluate_all(
+        "nodes => nodes.map(n => n.dataset.group)"
+    )
+    assert groups == ["aws_subnet.x", "aws_subnet.y"]  # 123 members: grouped, in order
+    await browser.page.locator('#radius g.group[data-group="aws_subnet.x"]').click()
+    await browser.page.wait_for_url(re.compile(r"expand=aws_subnet\.x"))  # drawn one by one
     drawn = await browser.page.locator('#radius g.node[data-depth="1"][data-address]').evaluate_all(
         "nodes => nodes.map(n => n.dataset.address)"
     )
     assert len(drawn) == 60 and drawn == sorted(drawn, key=address_order)
+    assert drawn[:3] == ["aws_subnet.x[0]", "aws_subnet.x[1]", "aws_subnet.x[2]"]

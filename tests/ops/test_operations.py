@@ -207,6 +207,9 @@ def test_the_installed_wheel_carries_its_migrations(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     sources = sorted(p.name for p in (ROOT / "migrations").glob("*.sql"))
     assert sorted(Path(n).name for n in names if n.startswith("app/migrations/")) == sources
+    graphiql = ROOT / "app" / "api" / "graphiql"  # GraphiQL's files, served offline
+    shipped = {str(p.relative_to(ROOT)) for p in graphiql.rglob("*") if p.is_file()}
+    assert shipped and shipped <= set(names)
     installed = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(installed)  # what an installer lays out for a pure wheel
     found = subprocess.run(
