@@ -1,6 +1,6 @@
 """Headers that keep the server's pages out of other sites' frames and its answers read
-as what they say they are: on every HTTP answer (the dashboard, GraphiQL and the
-console are HTML; the rest gains nothing from being framed or sniffed either).
+as what they say they are: on every HTTP answer (the dashboard and GraphiQL are
+HTML; the rest gains nothing from being framed or sniffed either).
 
 - `X-Frame-Options: DENY` and CSP `frame-ancestors 'none'` (older and newer browsers):
   no page elsewhere can frame ours and trick a signed-in person into clicking in them.

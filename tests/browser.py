@@ -1,5 +1,5 @@
 """Headless Chromium (Debian's, /usr/bin/chromium) driven by Playwright, for the
-tests of what a browser does: CORS, the GraphiQL page and its offline console.
+tests of what a browser does: CORS, the GraphiQL page served offline.
 
     browser = browser_fixture()  # in a test module: one browser per module
 
