@@ -119,6 +119,10 @@ class Pool:
         return self.pool.get_max_size()
 
 
+class ConnectionLost(ConnectionError):
+    """The database closed a connection while work held it (an outage, not a bug)."""
+
+
 class _Acquire:
     def __init__(self, pool: Pool, timeout: float | None) -> None:
         self.pool = pool
@@ -134,11 +138,20 @@ class _Acquire:
             self.pool.waiting -= 1
         return cast(asyncpg.Connection, self.conn)
 
-    async def __aexit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> None:
         assert self.conn is not None
+        # asyncpg takes a connection the database closed back into its pool at once,
+        # even while it is lent out: the proxy lent is detached, and the work's next
+        # statement (or its transaction's end) fails as a use of a released or closed
+        # connection, with nothing saying the database went away.
+        taken_back = self.conn._con is None
         await self.pool.release(self.conn)
         if kind is None:  # the work on this connection went through
             outage.ended(self.began)
+        elif taken_back and isinstance(exc, asyncpg.InterfaceError):
+            raise ConnectionLost("the database closed the connection during the work") from exc
 
 
 async def create_pool(
@@ -177,7 +190,7 @@ async def connection(pool: Pool) -> AsyncIterator[asyncpg.Connection]:
 
 # Failures of the database rather than of the request: the client may retry.
 _UNAVAILABLE = (
-    OSError,  # refused, reset, unreachable
+    OSError,  # refused, reset, unreachable; ConnectionLost
     TimeoutError,  # no pool connection in time, or connecting took too long
     asyncpg.PostgresConnectionError,  # lost mid-statement
     asyncpg.exceptions.OperatorInterventionError,  # shutting down, starting, statement timeout
