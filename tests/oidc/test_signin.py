@@ -12,37 +12,8 @@ import httpx
 
 from tests.live_server import LiveServer
 from tests.oidc.conftest import ADMIN
+from tests.oidc.helpers import basic, bearer, post_state, run_cli
 from tests.oidc_issuer import LocalIssuer, github_claims, gitlab_claims
-
-STATE = (
-    b'{"version": 4, "terraform_version": "1.9.0", "serial": %d, "lineage": "%s",'
-    b' "outputs": {}, "resources": []}'
-)
-
-
-def basic(jwt: str) -> dict[str, str]:
-    return {"Authorization": "Basic " + base64.b64encode(f"oidc:{jwt}".encode()).decode()}
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-def post_state(
-    server: LiveServer,
-    name: str,
-    headers: dict[str, str],
-    serial: int = 1,
-    lock_id: str | None = None,
-) -> httpx.Response:
-    lineage = str(uuid.uuid5(uuid.NAMESPACE_URL, name))
-    params = {"ID": lock_id} if lock_id else {}
-    return httpx.post(
-        f"{server.url}/states/{name}",
-        content=STATE % (serial, lineage.encode()),
-        headers={**headers, "Content-Type": "application/json"},
-        params=params,
-    )
 
 
 def lock_call(
@@ -197,17 +168,19 @@ def test_a_new_kid_is_used_without_a_restart(oidc_server: LiveServer, github: Lo
 def test_login_prints_a_server_token_the_cli_then_uses(
     oidc_server: LiveServer, github: LocalIssuer, tmp_path: Path
 ) -> None:
-    from tests.test_cli import Cli
-
-    code, out, err = Cli(oidc_server, tmp_path, None)(
-        "login", "--oidc", github.token(github_claims()), "--ttl", "900"
-    )
+    jwt = github.token(github_claims())
+    code, out, err = run_cli(oidc_server, tmp_path, None, "login", "--oidc", jwt, "--ttl", "900")
     assert code == 0, err
     token = out.strip()
     assert token.startswith("igo_") and "(write) on prod/*" in err
-    code, out, err = Cli(oidc_server, tmp_path, token)("whoami")
+    code, out, err = run_cli(oidc_server, tmp_path, token, "whoami")
     assert code == 0 and "oidc:github:repo:octo-org/octo-net:ref:refs/heads/main" in out, err
-    code, out, err = Cli(oidc_server, tmp_path, None)(
-        "login", "--oidc", github.token(github_claims(), audience="https://elsewhere.test")
+    code, out, err = run_cli(
+        oidc_server,
+        tmp_path,
+        None,
+        "login",
+        "--oidc",
+        github.token(github_claims(), audience="https://elsewhere.test"),
     )
     assert code == 1 and "wrong audience" in err, err
