@@ -21,7 +21,8 @@ def _instances(state: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     """(address, type, attributes) of each managed instance."""
     found = []
     for r in state["resources"]:
-        base = f"{r['type']}.{r['name']}"
+        module = f"{r['module']}." if r.get("module") else ""
+        base = f"{module}{r['type']}.{r['name']}"
         for i in r["instances"]:
             key = i.get("index_key")
             suffix = "" if key is None else f"[{key}]" if isinstance(key, int) else f'["{key}"]'
@@ -45,7 +46,7 @@ def plan_document(state: dict[str, Any], changed: int) -> dict[str, Any]:
                 "address": address,
                 "mode": "managed",
                 "type": rtype,
-                "name": address.split(".")[1].split("[")[0],
+                "name": address.rsplit(".", 1)[1].split("[")[0],
                 "provider_name": "registry.terraform.io/hashicorp/aws",
                 "change": {
                     "actions": ["update"] if after is not attributes else ["no-op"],

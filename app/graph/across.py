@@ -228,7 +228,7 @@ _REACH = rf"""WITH RECURSIVE bfs (depth, ids, state_ids, serials, paths, seen, s
         ) n
         WHERE cardinality(b.ids) > 0
     )
-    SELECT depth, ids, paths, srcs, dsts FROM bfs ORDER BY depth"""
+    SELECT depth, ids, paths, srcs, dsts FROM bfs"""
 _REACH_SQL = {
     across: _REACH.format(hops=_hops(Direction.DEPENDENTS, "$3", across=across))
     for across in (False, True)
@@ -261,7 +261,7 @@ async def reach(
     )
     members: dict[UUID, tuple[int, list[str], list[str]]] = {}
     hops: list[tuple[UUID, UUID]] = []
-    for record in records:
+    for record in sorted(records, key=lambda r: r["depth"]):
         hops.extend(zip(record["srcs"], record["dsts"], strict=True))
         if record["depth"] == 0:
             continue

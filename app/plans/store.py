@@ -169,6 +169,19 @@ async def get_plan(
     return record
 
 
+async def plans_by_id(
+    conn: asyncpg.Connection, plan_ids: list[UUID], *, readable: list[str] | None = None
+) -> dict[UUID, asyncpg.Record]:
+    """The plans of `plan_ids` there are (of states `readable`), by id."""
+    records = await conn.fetch(
+        f"""SELECT {_COLUMNS} FROM terraform_plans p JOIN states s ON s.id = p.state_id
+            WHERE p.id = ANY($1::uuid[]) AND may_read(s.name, $2::text[])""",
+        plan_ids,
+        readable,
+    )
+    return {r["id"]: r for r in records}
+
+
 async def list_plans(
     conn: asyncpg.Connection, state_name: str, *, limit: int, readable: list[str] | None = None
 ) -> list[asyncpg.Record]:

@@ -9,28 +9,10 @@ from app.graph.links import read_links
 from app.graph.resources import find_resource
 from app.graph.store import delete_state, write_version
 from app.tfstate.remote import Server
-from tests.graph.states import resource, state
+from tests.graph.states import remote, resource, state
 
 SERVERS = [Server.parse("https://infragraph.example/tf")]
 VPC_ID = "vpc-0a1b2c3d4e5f60718"
-
-
-def remote(name: str, address: str, outputs: dict[str, Any]) -> dict[str, Any]:
-    """A terraform_remote_state data source as Terraform stores it (dynamic attributes as
-    {"value", "type"})."""
-    return resource(
-        "terraform_remote_state",
-        name,
-        mode="data",
-        provider='provider["terraform.io/builtin/terraform"]',
-        attributes={
-            "backend": "http",
-            "config": {"value": {"address": address}, "type": ["object", {"address": "string"}]},
-            "defaults": None,
-            "outputs": {"value": outputs, "type": ["object", {k: "string" for k in outputs}]},
-            "workspace": None,
-        },
-    )
 
 
 def here(name: str) -> str:

@@ -15,8 +15,7 @@ from app.graph.across import cross_blast_radius
 from app.graph.edges import Direction, blast_radius, path_addresses
 from app.graph.store import write_version
 from app.tfstate.remote import Server
-from tests.graph.states import BUILTIN, WALK_LIMITS, resource, state
-from tests.graph.test_links import remote
+from tests.graph.states import BUILTIN, WALK_LIMITS, remote, resource, state
 
 T = "terraform_data."
 SERVERS = [Server.parse("https://infragraph.example/tf")]

@@ -18,4 +18,4 @@ class PlansMutation:
     async def submit_plan(self, info: Info, state: str, plan: JSON) -> TerraformPlan:
         parsed = parse_plan(plan)
         row = await info.context.with_conn(submit_plan, state, parsed, submitter=info.context.actor)
-        return TerraformPlan(row=row)
+        return TerraformPlan.of(row)
