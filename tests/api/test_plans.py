@@ -2,6 +2,7 @@
 HTTP backend: changes, impact within and across states, stale consumers, policy
 findings, staleness, refusals and access."""
 
+import json
 from typing import Any
 
 import httpx
@@ -243,6 +244,18 @@ async def test_bad_plans_are_refused_with_reasons(client) -> None:
     huge = b" " * (65 * 1024 * 1024)
     response = await client.post("/states/team/net/plans", content=huge, headers=JSON)
     assert response.status_code == 413
+    # the same through GraphQL, each body as the `plan` variable: 400, or a coded error
+    for what, body in BAD:
+        request = b'{"query": %s, "variables": {"state": "team/net", "plan": %s}}' % (
+            json.dumps(SUBMIT).encode(),
+            body,
+        )
+        response = await client.post("/graphql", content=request, headers=JSON)
+        if response.status_code == 200:
+            codes = [e["extensions"]["code"] for e in response.json()["errors"]]
+            assert codes == ["BAD_INPUT"], (what, response.text)
+        else:
+            assert response.status_code == 400, (what, response.status_code, response.text)
     codes = await error_codes(
         client, SUBMIT, {"state": "team/net", "plan": {"format_version": "0.1"}}
     )
