@@ -13,7 +13,7 @@ from typing import TypeVar
 import asyncpg
 
 from app.graph.across import reach
-from app.plans.store import impact_roots
+from app.plans.store import Plan, impact_roots
 
 K = TypeVar("K", bound=Hashable)
 
@@ -68,7 +68,7 @@ def reached_by(roots: list[K], hops: Iterable[tuple[K, K]]) -> dict[K, int]:
 
 async def plan_impact(
     conn: asyncpg.Connection,
-    plan: asyncpg.Record,
+    plan: Plan,
     *,
     cross_states: bool,
     readable: list[str] | None,

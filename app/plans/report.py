@@ -7,7 +7,7 @@ import asyncpg
 
 from app.plans.impact import plan_impact
 from app.plans.markdown import render
-from app.plans.store import stale_consumers
+from app.plans.store import Plan, stale_consumers
 
 SEVERITIES = ("info", "warning", "critical")
 
@@ -23,7 +23,7 @@ def worst(report: dict[str, Any]) -> str | None:
 
 
 async def plan_report(
-    conn: asyncpg.Connection, plan: asyncpg.Record, *, readable: list[str] | None
+    conn: asyncpg.Connection, plan: Plan, *, readable: list[str] | None
 ) -> dict[str, Any]:
     members = await plan_impact(conn, plan, cross_states=True, readable=readable)
     consumers = await stale_consumers(conn, plan, readable=readable)

@@ -2,6 +2,7 @@
 
 import dataclasses
 import uuid
+from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
@@ -14,6 +15,7 @@ from app.graph.queries import valid_at
 from app.plans.parse import PLANNED, REACHING, Action, Change, ParsedPlan
 
 SUBMITTED = "plan-submitted"  # the event action
+Plan = Mapping[str, Any] | asyncpg.Record  # a stored plan: get_plan's columns
 
 _COLUMNS = """p.id, p.state_id, s.name AS state_name, p.base_version_id, p.base_serial,
     p.stale, p.submitter, p.analysis, p.created_at"""
@@ -85,7 +87,7 @@ def is_stale(prior: dict[str, Any], current: dict[str, Any]) -> bool:
 
 async def submit_plan(
     conn: asyncpg.Connection, state_name: str, parsed: ParsedPlan, *, submitter: str
-) -> asyncpg.Record:
+) -> Plan:
     """Store a plan of state `state_name` against its current version; BadInput when the
     plan's prior state shares no instance with it (the plan of another state)."""
     state = await conn.fetchrow("SELECT id FROM states WHERE name = $1", state_name)
@@ -108,18 +110,23 @@ async def submit_plan(
     analysis["findings"] = [
         dataclasses.asdict(f) for f in await _findings(conn, state_name, parsed)
     ]
+    row = {
+        "id": plan_id,
+        "state_id": state["id"],
+        "state_name": state_name,
+        "base_version_id": version and version["id"],
+        "base_serial": serial,
+        "stale": is_stale(parsed.prior, current),
+        "submitter": submitter,
+        "analysis": analysis,
+    }
     async with conn.transaction():
-        await conn.execute(
+        row["created_at"] = await conn.fetchval(
             """INSERT INTO terraform_plans
                    (id, state_id, base_version_id, base_serial, stale, submitter, analysis)
-               VALUES ($1, $2, $3, $4, $5, $6, $7)""",
-            plan_id,
-            state["id"],
-            version and version["id"],
-            serial,
-            is_stale(parsed.prior, current),
-            submitter,
-            analysis,
+               VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING created_at""",
+            *(row[k] for k in ("id", "state_id", "base_version_id", "base_serial")),
+            *(row[k] for k in ("stale", "submitter", "analysis")),
         )
         await append_event(
             conn,
@@ -130,7 +137,7 @@ async def submit_plan(
             serial=serial,
             detail={"plan": str(plan_id), "summary": analysis["summary"]},
         )
-    return await get_plan(conn, plan_id)
+    return row  # as get_plan reads it back, without reading the analysis back
 
 
 async def _findings(conn: asyncpg.Connection, state_name: str, parsed: ParsedPlan) -> list[Any]:
@@ -196,9 +203,7 @@ async def list_plans(
     )
 
 
-async def impact_roots(
-    conn: asyncpg.Connection, plan: asyncpg.Record
-) -> list[tuple[UUID, UUID, str]]:
+async def impact_roots(conn: asyncpg.Connection, plan: Plan) -> list[tuple[UUID, UUID, str]]:
     """The resources (row id, version id, address) the plan updates, replaces or
     deletes, at its base version, by address."""
     addresses = [
@@ -221,7 +226,7 @@ async def impact_roots(
 
 
 async def stale_consumers(
-    conn: asyncpg.Connection, plan: asyncpg.Record, *, readable: list[str] | None = None
+    conn: asyncpg.Connection, plan: Plan, *, readable: list[str] | None = None
 ) -> list[dict[str, Any]]:
     """The consumer states (readable) whose remote state reads an output the plan changes:
     one row per consumer, data source and output, with the output's old and new value."""
