@@ -32,6 +32,7 @@ from typing import Any
 
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from websockets.http11 import MAX_LINE_LENGTH as WS_MAX_LINE_LENGTH
 
 from app import db, malloc
 from app.config import Settings
@@ -160,6 +161,24 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             self._headers_too_large(f"over {self.limits.max_headers} headers")
         else:
             super().send_400_response(msg)
+
+    def handle_websocket_upgrade(self) -> None:
+        # The websocket library reads the handshake again, each line at most its
+        # MAX_LINE_LENGTH: a longer one would stall it. No credential this server accepts
+        # is that long (an OIDC token is at most 8192 bytes): refused here, with why.
+        for name, value in self.scope["headers"]:
+            if len(name) + len(value) + 2 > WS_MAX_LINE_LENGTH:
+                if name == b"authorization":
+                    self._refuse(
+                        401,
+                        b"Unauthorized",
+                        f"the Authorization header is over {WS_MAX_LINE_LENGTH} bytes: no "
+                        "credential this server accepts is that long",
+                    )
+                else:
+                    self._headers_too_large(f"a header over {WS_MAX_LINE_LENGTH} bytes")
+                return
+        super().handle_websocket_upgrade()
 
     def on_url(self, url: bytes) -> None:
         self.header_bytes += len(url)

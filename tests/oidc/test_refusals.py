@@ -1,6 +1,6 @@
 """Every refusal of an OIDC token says why, with 401 or 403 (503 with Retry-After when
 the issuer's keys cannot be fetched), never a 500: through the HTTP backend, GraphQL,
-the websocket's connection_init and the dashboard."""
+the websocket (its connection_init, and its handshake's header) and the dashboard."""
 
 import asyncio
 import base64
@@ -12,9 +12,10 @@ from pathlib import Path
 import httpx
 import jwt
 import pytest
-from websockets.exceptions import ConnectionClosed
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from tests.graphql_ws import connected
+from tests.graphql_ws import connected, ws_url
 from tests.live_server import LiveServer, live_server
 from tests.oidc.conftest import oidc_server_env
 from tests.oidc.helpers import basic, post_state
@@ -149,7 +150,17 @@ async def _websocket_refusal(server: LiveServer, token: str) -> str:
     return closed.value.rcvd.reason
 
 
-INTERFACES = ["backend", "graphql", "dashboard", "websocket"]
+async def _websocket_header_refusal(server: LiveServer, token: str) -> tuple[int, str]:
+    """A handshake carrying the token as its header: refused as HTTP would be."""
+    headers = {"Authorization": f"Bearer {token}"}
+    with pytest.raises(InvalidStatus) as refused:
+        async with connect(ws_url(server.url), additional_headers=headers):
+            pass
+    response = refused.value.response
+    return response.status_code, response.body.decode()
+
+
+INTERFACES = ["backend", "graphql", "dashboard", "websocket", "websocket header"]
 
 
 @pytest.mark.parametrize("interface", INTERFACES)
@@ -163,6 +174,10 @@ async def test_refused_with_the_reason(
         reason = await _websocket_refusal(oidc_server, token)
         # a close frame's reason is cut at 123 bytes: its start says why
         assert refusal.reason[:40] in reason, reason
+        return
+    if interface == "websocket header":
+        status, reason = await _websocket_header_refusal(oidc_server, token)
+        assert (status, refusal.reason in reason) == (refusal.status, True), reason
         return
     status, reason, _ = await asyncio.to_thread(_http_refusal, oidc_server, interface, token)
     assert (status, refusal.reason in reason) == (refusal.status, True), reason
