@@ -1,0 +1,39 @@
+"""An issuer's keys, held by kid: a token with a kid not held refetches them, at most
+once per jwksMinRefetchSeconds whatever kids callers make up."""
+
+import asyncio
+
+import pytest
+
+from app.errors import Unauthenticated
+from app.oidc.config import parse
+from app.oidc.verify import Verifier
+from tests.oidc_issuer import LocalIssuer, github_claims, oidc_config
+
+INTERVAL_S = 0.5
+
+
+async def test_made_up_kids_refetch_at_most_once_per_interval() -> None:
+    with LocalIssuer() as issuer:
+        config = oidc_config({"github": issuer.url}, jwksMinRefetchSeconds=INTERVAL_S)
+        verifier = Verifier(parse(config))
+        try:
+            await verifier.verify(issuer.token(github_claims()))  # the keys fetched
+            fetched = issuer.hits  # discovery and JWKS
+            assert fetched == 2
+            for i in range(10):  # within the interval: none refetches
+                with pytest.raises(Unauthenticated, match="is not among"):
+                    await verifier.verify(issuer.token(github_claims(), kid=f"made-up-{i}"))
+            assert issuer.hits == fetched
+            await asyncio.sleep(INTERVAL_S + 0.1)
+            for i in range(10):  # past it: one refetch for all of them
+                with pytest.raises(Unauthenticated, match="is not among"):
+                    await verifier.verify(issuer.token(github_claims(), kid=f"other-{i}"))
+            assert issuer.hits == fetched + 2
+            # a real new key is found by the next refetch, with no restart
+            issuer.rotate()
+            await asyncio.sleep(INTERVAL_S + 0.1)
+            found = await verifier.verify(issuer.token(github_claims()))
+            assert found.principal.name.startswith("oidc:github:")
+        finally:
+            await verifier.close()
