@@ -3,6 +3,7 @@
 submit to summary, impact and findings), against reading the plan's JSON and the bare
 recursive CTE of the blast radius over the same roots."""
 
+import os
 from typing import Any
 
 from app.graph import edges
@@ -15,6 +16,13 @@ from bench.harness import Result, alternate
 STATE = "bench/planned"
 CHANGED = 1000
 JSON = {"Content-Type": "application/json"}
+
+
+def _cpu_seconds(pid: int) -> float:
+    """The CPU time (user and system) process `pid` has used."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _instances(state: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
@@ -85,8 +93,12 @@ async def plan_impact_case(env: Env) -> Result:
     reports: list[dict[str, Any]] = []
     bare: list[int] = []
 
+    server_cpu: list[float] = []
+
     async def candidate() -> None:
+        started = _cpu_seconds(env.server_pid)
         answer = await env.http.post(f"/states/{STATE}/plans", content=body, headers=JSON)
+        server_cpu.append(_cpu_seconds(env.server_pid) - started)
         if answer.status_code != 201:
             raise BenchError(f"plan: {answer.status_code} {answer.text[:300]}")
         reports.append(answer.json())
@@ -133,7 +145,12 @@ async def plan_impact_case(env: Env) -> Result:
         "<= 2 s, ratio <= 3",
         cand <= 2.0 and ratio <= 3.0,
         env.size.runs,
-        {"impact": len(members), "bare_reached": bare[-1]},
+        {
+            "impact": len(members),
+            "bare_reached": bare[-1],
+            # what a loaded machine does not change: the server process's CPU per request
+            "server_cpu_s": round(min(server_cpu), 2),
+        },
     )
 
 
