@@ -37,3 +37,18 @@ async def test_made_up_kids_refetch_at_most_once_per_interval() -> None:
             assert found.principal.name.startswith("oidc:github:")
         finally:
             await verifier.close()
+
+
+async def test_a_key_is_used_by_its_own_algorithm_only() -> None:
+    """A token naming another algorithm than its key's (both allowed) is refused: the
+    token does not choose how the key is used."""
+    with LocalIssuer() as issuer:  # its keys are published as RS256
+        config = oidc_config({"github": issuer.url}, algorithms=["RS256", "RS384"])
+        verifier = Verifier(parse(config))
+        try:
+            assert await verifier.verify(issuer.token(github_claims()))
+            other = issuer.token(github_claims(), algorithm="RS384")
+            with pytest.raises(Unauthenticated, match="the key is for RS256, the token says RS384"):
+                await verifier.verify(other)
+        finally:
+            await verifier.close()
