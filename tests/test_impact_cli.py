@@ -61,6 +61,7 @@ def test_exit_codes_and_formats(server: LiveServer, conn, tmp_path: Path) -> Non
     )
     assert written.status_code == 200, written.text
     private, public = _plan_file(tmp_path, "private"), _plan_file(tmp_path, "public-read")
+    public_bucket = {**BUCKET, "acl": "public-read"}
     code, out, err = _impact(server, "--state", "team/s3", public, "--fail-on", "warning")
     assert code == 0, err  # no policy yet: nothing to find
     assert "update   aws_s3_bucket.logs" in out
@@ -85,6 +86,17 @@ def test_exit_codes_and_formats(server: LiveServer, conn, tmp_path: Path) -> Non
     }
     code, out, _ = _impact(server, "--state", "team/s3", public, "--format", "markdown")
     assert code == 0 and out.startswith("## Plan for `team/s3`") and "public-enforced" in out
+
+    # violations the plan would resolve are said, and fail nothing
+    written = httpx.post(
+        f"{server.url}/states/team/s3",
+        content=state([resource("aws_s3_bucket", "logs", attributes=public_bucket)], serial=2),
+        headers=JSON,
+    )
+    assert written.status_code == 200, written.text
+    code, out, err = _impact(server, "--state", "team/s3", private, "--fail-on", "warning")
+    assert code == 0, (out, err)
+    assert "policy public-enforced (info, enforced) would resolve on aws_s3_bucket.logs" in out
 
     # refused by the server, with its reason: exit 1
     bad = tmp_path / "bad.json"

@@ -13,9 +13,12 @@ SEVERITIES = ("info", "warning", "critical")
 
 
 def worst(report: dict[str, Any]) -> str | None:
-    """The most severe finding: a policy's severity (an enforced one is critical), a stale
-    consumer a warning; None when there is none."""
-    found = {"critical" if f["enforce"] else f["severity"] for f in report["violations"]}
+    """The most severe finding: a violation the plan would open has its policy's severity
+    (an enforced one's is critical), a stale consumer is a warning, one it would resolve
+    is none; None when there is none."""
+    found = {
+        "critical" if f["enforce"] else f["severity"] for f in report["violations"] if f["opened"]
+    }
     if report["staleConsumers"]:
         found.add("warning")
     ranked = [s for s in SEVERITIES if s in found]
