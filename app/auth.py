@@ -225,8 +225,19 @@ class AuthMiddleware:
 
     @staticmethod
     async def _refuse(error: AppError, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "websocket":
-            await send({"type": "websocket.close", "code": _WS_POLICY_VIOLATION})
-            return
         headers = {"WWW-Authenticate": 'Basic realm="infragraph"'} if error.status == 401 else {}
-        await error_response(error, headers)(scope, receive, send)
+        answer = error_response(error, headers)
+        if scope["type"] != "websocket":
+            await answer(scope, receive, send)
+        elif "websocket.http.response" in scope.get("extensions", {}):
+            # the handshake is answered as HTTP would be: its status and reason
+            await send(
+                {
+                    "type": "websocket.http.response.start",
+                    "status": answer.status_code,
+                    "headers": answer.raw_headers,
+                }
+            )
+            await send({"type": "websocket.http.response.body", "body": answer.body})
+        else:
+            await send({"type": "websocket.close", "code": _WS_POLICY_VIOLATION})

@@ -101,6 +101,9 @@ class Settings:
     large_write_bytes: int = 8 * MIB
     max_large_writes: int = 2
     max_header_bytes: int = 64 * 1024
+    # The Authorization header's own allowance, beside the other headers': a credential
+    # this long is refused with its reason (401) rather than the headers' 431.
+    max_authorization_bytes: int = 256 * 1024
     max_headers: int = 100
     header_timeout_s: float = 10.0  # to receive a request's headers, from its first byte
     body_timeout_s: float = 30.0  # the longest pause while a body streams in
@@ -156,6 +159,7 @@ class Settings:
             large_write_bytes=int(env.get("INFRAGRAPH_LARGE_WRITE_BYTES", 8 * MIB)),
             max_large_writes=int(env.get("INFRAGRAPH_MAX_LARGE_WRITES", 2)),
             max_header_bytes=int(env.get("INFRAGRAPH_MAX_HEADER_BYTES", 64 * 1024)),
+            max_authorization_bytes=int(env.get("INFRAGRAPH_MAX_AUTHORIZATION_BYTES", 256 * 1024)),
             max_headers=int(env.get("INFRAGRAPH_MAX_HEADERS", 100)),
             header_timeout_s=float(env.get("INFRAGRAPH_HEADER_TIMEOUT_S", 10.0)),
             body_timeout_s=float(env.get("INFRAGRAPH_BODY_TIMEOUT_S", 30.0)),

@@ -50,7 +50,10 @@ def has_long_digit_run(raw: bytes) -> bool:
 def loads(data: bytes | str) -> Any:
     """Parse JSON; integers of any size keep their exact value."""
     raw = data.encode() if isinstance(data, str) else data
-    parse = json.loads if has_long_digit_run(raw) else orjson.loads
+    return _parsed(raw, json.loads if has_long_digit_run(raw) else orjson.loads)
+
+
+def _parsed(raw: bytes, parse: Callable[[bytes], Any]) -> Any:
     if len(raw) < _NO_GC_ABOVE:
         return parse(raw)
     with gc_paused():
@@ -202,7 +205,7 @@ def read(data: bytes | str) -> Any:
         raise JsonInputError("not valid UTF-8: the text holds a lone surrogate") from None
     if not has_long_digit_run(raw):
         try:
-            value = loads(raw)
+            value = _parsed(raw, orjson.loads)  # no long run: checked once, here
         except orjson.JSONDecodeError as exc:
             raise JsonInputError(f"not valid JSON: {exc}") from None
         # orjson refused lone surrogates: only a body holding an escaped U+0000

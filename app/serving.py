@@ -5,6 +5,9 @@ or its body. `BoundedHttpToolsProtocol` adds, per connection:
 
 - header bytes and header count limits (431), checked as the parser meets
   them and as bytes arrive, before the app or the auth middleware sees anything;
+  the Authorization header has an allowance of its own (`max_authorization_bytes`),
+  so an oversized credential (a 100 KB JWT) reaches the auth middleware and is
+  refused there with its reason (401), while the other headers stay bounded;
 - a header deadline: a request's headers must be in within
   `header_timeout_s` of its first byte (or of the connection, or of the
   previous answer), else 408 and close (slow-loris and idle connections);
@@ -28,6 +31,7 @@ from typing import Any
 
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from websockets.http11 import MAX_LINE_LENGTH as WS_MAX_LINE_LENGTH
 
 from app import db, process
 from app.config import Settings
@@ -35,11 +39,14 @@ from app.observe import log_config
 from app.server import create_app, health_app
 
 REFUSED_LINGER_S = 1.0
+_AUTHORIZATION = b"authorization:"
+_LINE_START = len(_AUTHORIZATION)  # bytes of a line's start kept: enough to name it
 
 
 @dataclass(frozen=True)
 class HttpLimits:
     max_header_bytes: int
+    max_authorization_bytes: int
     max_headers: int
     header_timeout_s: float
     body_timeout_s: float
@@ -57,6 +64,9 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self.reading_headers = True
         self.header_bytes = 0  # of the request line and headers the parser saw
         self.received_in_headers = 0  # bytes received while still in the headers
+        self.authorization_bytes = 0  # of the Authorization headers the parser saw
+        self.line_start = b""  # the first bytes of the header line still coming
+        self.line_bytes = 0  # and how many of its bytes have come
         self.deadline: asyncio.TimerHandle | None = None
         self.refused = False
 
@@ -106,33 +116,82 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     def _headers_too_large(self, what: str) -> None:
         self._refuse(431, b"Request Header Fields Too Large", f"the request has {what}")
 
+    def _follow_lines(self, data: bytes) -> None:
+        """Which header line is still coming, and how much of it has (the parser holds
+        an unfinished header until it ends: this is what says how big it is)."""
+        cut = data.rfind(b"\n")
+        if cut == -1:
+            self.line_start = (self.line_start + data[:_LINE_START])[:_LINE_START]
+            self.line_bytes += len(data)
+        else:
+            self.line_start = data[cut + 1 : cut + 1 + _LINE_START]
+            self.line_bytes = len(data) - cut - 1
+
     def data_received(self, data: bytes) -> None:
         if self.refused:
             return
+        if self.reading_headers:
+            self._follow_lines(data)
         super().data_received(data)
         # still in the headers after this chunk: all of it was header bytes (one
         # huge header is buffered by the parser until it ends: stop it early)
         if self.reading_headers and not self.refused and not self.transport.is_closing():
             self.received_in_headers += len(data)
-            if self.received_in_headers > self.limits.max_header_bytes:
+            coming = self.line_bytes if self.line_start.lower().startswith(_AUTHORIZATION) else 0
+            if self.authorization_bytes + coming > self.limits.max_authorization_bytes:
+                self._authorization_too_large()
+            elif (
+                self.received_in_headers - self.authorization_bytes - coming
+                > self.limits.max_header_bytes
+            ):
                 self._headers_too_large(f"over {self.limits.max_header_bytes} bytes of headers")
 
+    def _authorization_too_large(self) -> None:
+        self._headers_too_large(
+            f"an Authorization header over {self.limits.max_authorization_bytes} bytes"
+        )
+
     def send_400_response(self, msg: str) -> None:
-        if self.header_bytes > self.limits.max_header_bytes:
+        if self.authorization_bytes > self.limits.max_authorization_bytes:
+            self._authorization_too_large()
+        elif self.header_bytes > self.limits.max_header_bytes:
             self._headers_too_large(f"over {self.limits.max_header_bytes} bytes of headers")
         elif len(self.headers) >= self.limits.max_headers:
             self._headers_too_large(f"over {self.limits.max_headers} headers")
         else:
             super().send_400_response(msg)
 
+    def handle_websocket_upgrade(self) -> None:
+        # The websocket library reads the handshake again, each line at most its
+        # MAX_LINE_LENGTH: a longer one would stall it. No credential this server accepts
+        # is that long (an OIDC token is at most 8192 bytes): refused here, with why.
+        for name, value in self.scope["headers"]:
+            if len(name) + len(value) + 2 > WS_MAX_LINE_LENGTH:
+                if name == b"authorization":
+                    self._refuse(
+                        401,
+                        b"Unauthorized",
+                        f"the Authorization header is over {WS_MAX_LINE_LENGTH} bytes: no "
+                        "credential this server accepts is that long",
+                    )
+                else:
+                    self._headers_too_large(f"a header over {WS_MAX_LINE_LENGTH} bytes")
+                return
+        super().handle_websocket_upgrade()
+
     def on_url(self, url: bytes) -> None:
         self.header_bytes += len(url)
         super().on_url(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self.header_bytes += len(name) + len(value) + 4
+        size = len(name) + len(value) + 4
+        if name.lower() == b"authorization":
+            self.authorization_bytes += size
+        else:
+            self.header_bytes += size
         if (
-            self.header_bytes > self.limits.max_header_bytes
+            self.authorization_bytes > self.limits.max_authorization_bytes
+            or self.header_bytes > self.limits.max_header_bytes
             or len(self.headers) >= self.limits.max_headers
         ):
             raise _Refused
@@ -154,7 +213,8 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     def on_response_complete(self) -> None:
         super().on_response_complete()
         self.reading_headers = True
-        self.header_bytes = self.received_in_headers = 0
+        self.header_bytes = self.received_in_headers = self.authorization_bytes = 0
+        self.line_start, self.line_bytes = b"", 0
         if not self.transport.is_closing():
             self._arm(self.limits.header_timeout_s)
 
@@ -176,6 +236,7 @@ def run(settings: Settings, host: str, port: int) -> None:
     app = create_app(settings, database_url=url)
     limits = HttpLimits(
         max_header_bytes=settings.max_header_bytes,
+        max_authorization_bytes=settings.max_authorization_bytes,
         max_headers=settings.max_headers,
         header_timeout_s=settings.header_timeout_s,
         body_timeout_s=settings.body_timeout_s,

@@ -1,11 +1,11 @@
 """The OIDC case: what verifying a CI ID token whose key is cached adds to a request.
 
 Judged on the verification itself (app.oidc.verify.Verifier.verify, in this process,
-the issuer's keys held) of a token already seen, as each request of a CI job after its
-first is; a token's first verification (the signature checked) is reported beside it.
-The same
-GET over HTTP with the JWT and with a bootstrap token, on a second server trusting a
-local issuer, is reported beside it (noisier: it carries the network and the server)."""
+the issuer's keys held): of a token not seen before (its signature and claims checked,
+a CI job's first request), and of a token already seen (each request after its first),
+both <= 0.2 ms. The same GET over HTTP with the JWT and with a bootstrap token, on a
+second server trusting a local issuer, is reported beside it (noisier: it carries the
+network and the server)."""
 
 import statistics
 import time
@@ -92,7 +92,7 @@ async def verify_case(env: Env) -> Result:
         cand,
         base,
         "verifying adds <= 0.2 ms per request",
-        verify_s <= 0.0002,
+        first_s <= 0.0002 and verify_s <= 0.0002,
         runs,
         {
             "verify_ms": round(verify_s * 1000, 4),

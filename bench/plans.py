@@ -3,6 +3,7 @@
 submit to summary, impact and findings), against reading the plan's JSON and the bare
 recursive CTE of the blast radius over the same roots."""
 
+import os
 from typing import Any
 
 from app.graph import edges
@@ -17,11 +18,19 @@ CHANGED = 1000
 JSON = {"Content-Type": "application/json"}
 
 
+def _cpu_seconds(pid: int) -> float:
+    """The CPU time (user and system) process `pid` has used."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _instances(state: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     """(address, type, attributes) of each managed instance."""
     found = []
     for r in state["resources"]:
-        base = f"{r['type']}.{r['name']}"
+        module = f"{r['module']}." if r.get("module") else ""
+        base = f"{module}{r['type']}.{r['name']}"
         for i in r["instances"]:
             key = i.get("index_key")
             suffix = "" if key is None else f"[{key}]" if isinstance(key, int) else f'["{key}"]'
@@ -45,7 +54,7 @@ def plan_document(state: dict[str, Any], changed: int) -> dict[str, Any]:
                 "address": address,
                 "mode": "managed",
                 "type": rtype,
-                "name": address.split(".")[1].split("[")[0],
+                "name": address.rsplit(".", 1)[1].split("[")[0],
                 "provider_name": "registry.terraform.io/hashicorp/aws",
                 "change": {
                     "actions": ["update"] if after is not attributes else ["no-op"],
@@ -84,8 +93,12 @@ async def plan_impact_case(env: Env) -> Result:
     reports: list[dict[str, Any]] = []
     bare: list[int] = []
 
+    server_cpu: list[float] = []
+
     async def candidate() -> None:
+        started = _cpu_seconds(env.server_pid)
         answer = await env.http.post(f"/states/{STATE}/plans", content=body, headers=JSON)
+        server_cpu.append(_cpu_seconds(env.server_pid) - started)
         if answer.status_code != 201:
             raise BenchError(f"plan: {answer.status_code} {answer.text[:300]}")
         reports.append(answer.json())
@@ -132,7 +145,12 @@ async def plan_impact_case(env: Env) -> Result:
         "<= 2 s, ratio <= 3",
         cand <= 2.0 and ratio <= 3.0,
         env.size.runs,
-        {"impact": len(members), "bare_reached": bare[-1]},
+        {
+            "impact": len(members),
+            "bare_reached": bare[-1],
+            # what a loaded machine does not change: the server process's CPU per request
+            "server_cpu_s": round(min(server_cpu), 2),
+        },
     )
 
 

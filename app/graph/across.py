@@ -20,7 +20,9 @@ on through it. Walks across states are not kept (they depend on every consumer's
 current version): each page walks again.
 """
 
+from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
 import asyncpg
 
@@ -39,10 +41,11 @@ _CURRENT = """CROSS JOIN LATERAL (SELECT serial FROM state_versions
 # A configured version (migration 0029) walks its configured_edges instead (see edges.py).
 _CONFIGURED = """EXISTS (SELECT FROM configured_versions cv
                         WHERE cv.state_id = f.state_id AND cv.serial = f.serial)"""
-# The next resources (id, state, serial) from each of `f`, with the path to the one before.
-_HOPS = {
+# The next resources (id, state, serial) from each of `f`, with the path to the one
+# before and the one before (`src`): within its state, then to the states reading it.
+_WITHIN = {
     Direction.DEPENDENTS: f"""
-        SELECT d.id, f.state_id, f.serial, f.path FROM {_LEVEL}
+        SELECT d.id, f.state_id, f.serial, f.path, f.id AS src FROM {_LEVEL}
         CROSS JOIN LATERAL (SELECT d.from_resource_id AS id FROM resource_dependencies d
                             WHERE d.to_resource_id = f.id AND d.direct AND NOT {_CONFIGURED}
                               AND {valid_at("d", "f.state_id", "f.serial")}
@@ -50,17 +53,9 @@ _HOPS = {
                             SELECT c.from_resource_id FROM configured_edges c
                             WHERE c.state_id = f.state_id AND c.serial = f.serial
                               AND c.to_resource_id = f.id AND c.direct
-                            OFFSET 0) d
-      UNION ALL
-        SELECT l.resource_id, c.id, cv.serial, f.path FROM {_LEVEL}
-        JOIN output_lineage x ON x.resource_id = f.id AND {valid_at("x", "f.state_id", "f.serial")}
-        JOIN states p ON p.id = f.state_id
-        JOIN state_links l ON l.producer_name = p.name AND l.serial_to IS NULL
-                          AND l.outputs ? x.output_name
-        JOIN states c ON c.id = l.state_id AND may_read(c.name, $8::text[])
-        {_CURRENT.format("c")}""",
+                            OFFSET 0) d""",
     Direction.DEPENDENCIES: f"""
-        SELECT d.id, f.state_id, f.serial, f.path FROM {_LEVEL}
+        SELECT d.id, f.state_id, f.serial, f.path, f.id AS src FROM {_LEVEL}
         CROSS JOIN LATERAL (SELECT d.to_resource_id AS id FROM resource_dependencies d
                             WHERE d.from_resource_id = f.id AND d.direct AND NOT {_CONFIGURED}
                               AND {valid_at("d", "f.state_id", "f.serial")}
@@ -68,15 +63,37 @@ _HOPS = {
                             SELECT c.to_resource_id FROM configured_edges c
                             WHERE c.state_id = f.state_id AND c.serial = f.serial
                               AND c.from_resource_id = f.id AND c.direct
-                            OFFSET 0) d
-      UNION ALL
-        SELECT x.resource_id, p.id, cv.serial, f.path FROM {_LEVEL}
+                            OFFSET 0) d""",
+}
+_BETWEEN = {
+    Direction.DEPENDENTS: f"""
+        SELECT l.resource_id, c.id, cv.serial, f.path, f.id FROM {_LEVEL}
+        JOIN output_lineage x ON x.resource_id = f.id AND {valid_at("x", "f.state_id", "f.serial")}
+        JOIN states p ON p.id = f.state_id
+        JOIN state_links l ON l.producer_name = p.name AND l.serial_to IS NULL
+                          AND l.outputs ? x.output_name
+        JOIN states c ON c.id = l.state_id AND may_read(c.name, {{readable}}::text[])
+        {_CURRENT.format("c")}""",
+    Direction.DEPENDENCIES: f"""
+        SELECT x.resource_id, p.id, cv.serial, f.path, f.id FROM {_LEVEL}
         JOIN state_links l ON l.resource_id = f.id AND {valid_at("l", "f.state_id", "f.serial")}
-        JOIN states p ON p.name = l.producer_name AND may_read(p.name, $8::text[])
+        JOIN states p ON p.name = l.producer_name AND may_read(p.name, {{readable}}::text[])
         {_CURRENT.format("p")}
         JOIN output_lineage x ON x.state_id = p.id AND x.serial_to IS NULL
                              AND l.outputs ? x.output_name""",
 }
+
+
+def _hops(direction: Direction, readable: str, *, across: bool = True) -> str:
+    """The hops' SQL; `readable`: the parameter holding the states a walk may enter."""
+    within = _WITHIN[direction]
+    return (
+        f"{within}\n      UNION ALL{_BETWEEN[direction].format(readable=readable)}"
+        if across
+        else within
+    )
+
+
 _STEP = r"""replace(s.name, E'\x01', E'\x01\x03') || E'\x01\x02'
     || replace(r.address, E'\x01', E'\x01\x03')"""
 _WALK = rf"""WITH RECURSIVE bfs (root, serial, depth, ids, state_ids, serials, paths, seen) AS (
@@ -130,18 +147,21 @@ _PAGES = paged_sql(
 )
 # the page's WITH joins the walk's
 _SQL = {
-    direction: f"{_WALK.format(hops=hops)}, {_PAGES.strip().removeprefix('WITH')}"
-    for direction, hops in _HOPS.items()
+    direction: f"{_WALK.format(hops=_hops(direction, '$8'))}, {_PAGES.strip().removeprefix('WITH')}"
+    for direction in Direction
 }
 
 
-def _path(encoded: str) -> tuple[list[str], list[str]]:
+def decode_path(encoded: str) -> tuple[list[str], list[str]]:
     """A walk's path string, back to its states and addresses."""
     states, addresses = [], []
+    escaped = "\x01\x03" in encoded
     for step in encoded.split("\x01\x01"):
         state, address = step.split("\x01\x02")
-        states.append(state.replace("\x01\x03", "\x01"))
-        addresses.append(address.replace("\x01\x03", "\x01"))
+        if escaped:
+            state, address = state.replace("\x01\x03", "\x01"), address.replace("\x01\x03", "\x01")
+        states.append(state)
+        addresses.append(address)
     return states, addresses
 
 
@@ -179,8 +199,86 @@ async def cross_blast_radius(
         if row["rn"] is not None:
             if after is not None:
                 check_cursor_serial(after[0], row["walk_serial"])
-            row["path_states"], row["path"] = _path(row["encoded_path"])
+            row["path_states"], row["path"] = decode_path(row["encoded_path"])
         found.append(row)
     counted = [r for r in found if r["total"]]
     pages = with_beyond(pages_by_owner(counted, first, CROSS_BLAST_KEY), counted)
     return {roots[owner - 1]: page for owner, page in pages.items()}
+
+
+# Every resource reachable from any of the roots, in one walk (breadth first from all of
+# them at once): each entered once, at its shortest depth from any root, with the
+# smallest of its shortest paths; a root is entered too when another root reaches it.
+# Each level also keeps every hop taken from the level before (`srcs` -> `dsts`), those
+# to resources already entered included: which roots reach a resource follows from them.
+_REACH = rf"""WITH RECURSIVE bfs (depth, ids, state_ids, serials, paths, seen, srcs, dsts) AS (
+        SELECT 0, array_agg(r.id), array_agg(kv.state_id), array_agg(kv.serial),
+               array_agg({_STEP} COLLATE "C"), '{{{{}}}}'::uuid[], '{{{{}}}}'::uuid[],
+               '{{{{}}}}'::uuid[]
+        FROM unnest($1::uuid[], $2::uuid[]) AS k (id, version_id)
+        JOIN state_versions kv ON kv.id = k.version_id
+        JOIN states s ON s.id = kv.state_id
+        JOIN resources r ON r.id = k.id AND r.state_id = kv.state_id
+      UNION ALL
+        SELECT b.depth + 1, coalesce(n.ids, '{{{{}}}}'), coalesce(n.state_ids, '{{{{}}}}'),
+               coalesce(n.serials, '{{{{}}}}'), coalesce(n.paths, '{{{{}}}}'), b.seen || n.ids,
+               coalesce(n.srcs, '{{{{}}}}'), coalesce(n.dsts, '{{{{}}}}')
+        FROM bfs b CROSS JOIN LATERAL (
+            WITH h AS MATERIALIZED ({{hops}})
+            SELECT m.*, e.* FROM (
+                SELECT array_agg(step.id) AS ids, array_agg(step.state_id) AS state_ids,
+                       array_agg(step.serial) AS serials,
+                       array_agg(step.path || E'\x01\x01' || {_STEP}) AS paths
+                FROM (SELECT h.id, h.state_id, min(h.serial) AS serial,
+                             min(h.path COLLATE "C") AS path
+                      FROM h
+                      WHERE NOT EXISTS (SELECT FROM unnest(b.seen) AS seen (id)
+                                        WHERE seen.id = h.id)
+                      GROUP BY h.id, h.state_id) step
+                JOIN resources r ON r.id = step.id AND r.state_id = step.state_id
+                JOIN states s ON s.id = step.state_id) m
+            CROSS JOIN (SELECT array_agg(h.src) AS srcs, array_agg(h.id) AS dsts FROM h) e
+        ) n
+        WHERE cardinality(b.ids) > 0
+    )
+    SELECT depth, ids, paths, srcs, dsts FROM bfs"""
+_REACH_SQL = {
+    across: _REACH.format(hops=_hops(Direction.DEPENDENTS, "$3", across=across))
+    for across in (False, True)
+}
+
+
+@dataclass(frozen=True)
+class Reached:
+    """A walk from many roots: each resource (row id) reached, at its shortest depth,
+    with its path (states and addresses), and every hop taken (row id -> row id)."""
+
+    roots: list[UUID]
+    members: dict[UUID, tuple[int, list[str], list[str]]]  # id -> depth, states, addresses
+    hops: list[tuple[UUID, UUID]]
+
+
+async def reach(
+    conn: asyncpg.Connection,
+    roots: list[ResourceKey],
+    *,
+    across: bool,
+    readable: list[str] | None = None,
+) -> Reached:
+    """The resources depending on any of `roots` (DEPENDENTS), in one walk: within the
+    roots' states, or with `across` on through the states reading their outputs (those
+    `readable` only, None: all)."""
+    # within the roots' states no state is entered, so none is checked
+    records = await conn.fetch(
+        _REACH_SQL[across], *key_arrays(roots), *([readable] if across else [])
+    )
+    members: dict[UUID, tuple[int, list[str], list[str]]] = {}
+    hops: list[tuple[UUID, UUID]] = []
+    for record in sorted(records, key=lambda r: r["depth"]):
+        hops.extend(zip(record["srcs"], record["dsts"], strict=True))
+        if record["depth"] == 0:
+            continue
+        for row_id, encoded in zip(record["ids"], record["paths"], strict=True):
+            states, addresses = decode_path(encoded)
+            members[row_id] = (record["depth"], states, addresses)
+    return Reached([key[0] for key in roots], members, hops)

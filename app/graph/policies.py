@@ -357,6 +357,43 @@ async def preview(
     ]
 
 
+async def preview_resolved(
+    conn: asyncpg.Connection,
+    state_name: str,
+    instances: Sequence[Mapping[str, Any]],
+    gone: Sequence[str],
+) -> list[Finding]:
+    """The open violations of state `state_name` a write would resolve: those on the
+    addresses it removes (`gone`), and those on `instances` (address, type, provider,
+    attributes) whose new values the policy no longer matches."""
+    records = await conn.fetch(
+        """WITH planned AS (
+               SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::jsonb[])
+                   AS i (address, type, provider, attributes))
+           SELECT pv.address, s.name AS state_name, pol.name AS policy,
+                  pol.severity, pol.enforce
+           FROM states s
+           JOIN policy_violations pv ON pv.state_id = s.id AND pv.serial_to IS NULL
+           JOIN policies pol ON pol.id = pv.policy_id
+           LEFT JOIN planned i ON i.address = pv.address
+           WHERE s.name = $1
+             AND (pv.address = ANY($6::text[])
+                  OR NOT (i.type LIKE pol.type_like AND i.provider LIKE pol.provider_like
+                          AND i.attributes @@ pol.path))
+           ORDER BY pv.address, pol.name""",
+        state_name,
+        [i["address"] for i in instances],
+        [i["type"] for i in instances],
+        [i["provider"] for i in instances],
+        [i["attributes"] for i in instances],
+        list(gone),
+    )
+    return [
+        Finding(r["policy"], r["severity"], r["enforce"], r["state_name"], r["address"], False)
+        for r in records
+    ]
+
+
 def refuse_enforced(findings: Sequence[Finding]) -> None:
     """PolicyViolation when `findings` open a violation of an enforced policy."""
     enforced = [f for f in findings if f.opened and f.enforce]

@@ -1,21 +1,21 @@
 """What a plan reaches: the blast radius (DEPENDENTS) of every instance it updates,
-replaces or deletes, merged: each member once, at its shortest depth from any of them,
+replaces or deletes, as one: each member once, at its shortest depth from any of them,
 with one shortest path and every changed instance that reaches it (`via`).
 
-The walk is app/graph/across.py's, one statement over all the roots."""
+One walk from all the changed instances at once (app.graph.across.reach); which of
+them reach a member follows from the hops the walk took (`reached_by`)."""
 
+from collections import deque
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
-from typing import Any
-from uuid import UUID
+from typing import TypeVar
 
 import asyncpg
 
-from app.graph.across import cross_blast_radius
-from app.graph.edges import Direction
-from app.plans.store import impact_roots
+from app.graph.across import reach
+from app.plans.store import Plan, impact_roots
 
-# A radius is read whole: the merge needs every root's members.
-_WHOLE = 1 << 30
+K = TypeVar("K", bound=Hashable)
 
 
 @dataclass(frozen=True)
@@ -26,67 +26,73 @@ class Member:
     path: list[str]
     path_states: list[str]
     via: list[str]  # the changed instances that reach it, by address
-    row_id: UUID
 
 
-def merge(walks: dict[str, list[dict[str, Any]]]) -> list[Member]:
-    """Each root's members (root address -> rows of state_name, address, depth, path,
-    path_states, id), merged: a member once, at its least depth (of equal ones, the
-    smallest path), with the roots reaching it; by depth, state, address. Pure."""
-    best: dict[tuple[str, str], dict[str, Any]] = {}
-    via: dict[tuple[str, str], set[str]] = {}
-    for root in sorted(walks):
-        for row in walks[root]:
-            key = (row["state_name"], row["address"])
-            via.setdefault(key, set()).add(root)
-            rank = (row["depth"], list(zip(row["path_states"], row["path"], strict=True)))
-            held = best.get(key)
-            if held is None or rank < (
-                held["depth"],
-                list(zip(held["path_states"], held["path"], strict=True)),
-            ):
-                best[key] = row
-    return [
-        Member(
-            state=key[0],
-            address=key[1],
-            depth=row["depth"],
-            path=list(row["path"]),
-            path_states=list(row["path_states"]),
-            via=sorted(via[key]),
-            row_id=row["id"],
-        )
-        for key, row in sorted(best.items(), key=lambda kv: (kv[1]["depth"], *kv[0]))
-    ]
+def reached_by(roots: list[K], hops: Iterable[tuple[K, K]]) -> dict[K, int]:
+    """Which roots reach each node over one hop or more: a bit set (bit i: roots[i]) per
+    node reached. Pure. In topological order each node is visited once; nodes on a
+    cycle (Terraform has none) are visited again until nothing grows."""
+    bits = {root: 1 << i for i, root in enumerate(roots)}
+    after: dict[K, list[K]] = {}
+    waiting: dict[K, int] = {}  # hops into a node not yet visited
+    for source, target in set(hops):
+        after.setdefault(source, []).append(target)
+        waiting[target] = waiting.get(target, 0) + 1
+        waiting.setdefault(source, 0)
+    found: dict[K, int] = {}
+
+    def visit(node: K) -> list[K]:
+        """Hand the node's roots on; the nodes whose roots grew."""
+        out = found.get(node, 0) | bits.get(node, 0)
+        grown = []
+        for target in after.get(node, ()):
+            held = found.get(target, 0)
+            if held | out != held:
+                found[target] = held | out
+                grown.append(target)
+        return grown
+
+    ready = [node for node, count in waiting.items() if count == 0]
+    while ready:
+        node = ready.pop()
+        visit(node)
+        for target in after.get(node, ()):
+            waiting[target] -= 1
+            if waiting[target] == 0:
+                ready.append(target)
+    again = deque(node for node, count in waiting.items() if count > 0)
+    while again:
+        again.extend(visit(again.popleft()))
+    return found
 
 
 async def plan_impact(
     conn: asyncpg.Connection,
-    plan: asyncpg.Record,
+    plan: Plan,
     *,
     cross_states: bool,
     readable: list[str] | None,
 ) -> list[Member]:
-    """The plan's impact: within its state, or with `cross_states` on through the states
-    that read its outputs (those `readable` only)."""
+    """The plan's impact, by depth, state and address: within its state, or with
+    `cross_states` on through the states that read its outputs (those `readable` only)."""
     roots = await impact_roots(conn, plan)
     if not roots:
         return []
-    pages = await cross_blast_radius(
-        conn, roots, Direction.DEPENDENTS, first=_WHOLE, readable=readable
+    walked = await reach(
+        conn, [(r, v) for r, v, _ in roots], across=cross_states, readable=readable
     )
-    addresses = {
-        r["id"]: r["address"]
-        for r in await conn.fetch(
-            "SELECT id, address FROM resources WHERE state_id = $1 AND id = ANY($2::uuid[])",
-            plan["state_id"],
-            [row_id for row_id, _ in roots],
-        )
-    }
-    walks: dict[str, list[dict[str, Any]]] = {}
-    for (row_id, _), page in pages.items():
-        rows = [dict(r) for r in page.rows]
-        if not cross_states:
-            rows = [r for r in rows if set(r["path_states"]) == {plan["state_name"]}]
-        walks[addresses[row_id]] = rows
-    return merge(walks)
+    addresses = [address for _, _, address in roots]  # by address: bit i is the i-th
+    own = {row_id: 1 << i for i, (row_id, _, _) in enumerate(roots)}
+    reaching = reached_by(walked.roots, walked.hops)
+    found = []
+    for row_id, (depth, states, path) in walked.members.items():
+        # a changed instance does not reach itself (only a cycle would say so)
+        bits = reaching.get(row_id, 0) & ~own.get(row_id, 0)
+        via = []
+        while bits:
+            lowest = bits & -bits
+            via.append(addresses[lowest.bit_length() - 1])
+            bits ^= lowest
+        if via:
+            found.append(Member(states[-1], path[-1], depth, path, states, via))
+    return sorted(found, key=lambda m: (m.depth, m.state, m.address))

@@ -7,7 +7,7 @@ from typing import Any
 import asyncpg
 
 from app.plans.impact import Member, plan_impact
-from app.plans.store import stale_consumers
+from app.plans.store import Plan, stale_consumers
 
 MAX_CHARS = 60_000
 _LISTED = 50  # items per list before "and N more"
@@ -70,9 +70,7 @@ def render(
     return text
 
 
-async def plan_markdown(
-    conn: asyncpg.Connection, plan: asyncpg.Record, *, readable: list[str] | None
-) -> str:
+async def plan_markdown(conn: asyncpg.Connection, plan: Plan, *, readable: list[str] | None) -> str:
     members = await plan_impact(conn, plan, cross_states=True, readable=readable)
     consumers = await stale_consumers(conn, plan, readable=readable)
     return render(

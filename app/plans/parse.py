@@ -45,6 +45,8 @@ _ACTIONS: dict[tuple[str, ...], Action] = {
 }
 # What a change does to what depends on it: these instances are the roots of the impact.
 REACHING = frozenset({Action.UPDATE, Action.DELETE, Action.REPLACE})
+# The actions whose planned values a write would store (policies evaluate them).
+PLANNED = frozenset({Action.CREATE, Action.UPDATE, Action.REPLACE})
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ class ParsedPlan:
     changes: list[Change]
     output_changes: list[OutputChange]
     drift: list[Change]
-    prior: dict[str, Any]  # prior state instance address -> its values (masked)
+    prior: dict[str, Any]  # prior state instance address -> {"id": its id} (masked)
 
     def summary(self) -> dict[str, int]:
         """How many instances per action, and how many move, import."""
@@ -198,14 +200,12 @@ def changed_paths(
     keys = _keys(before, after, unknown)
     if keys is not None and before_sensitive is not True and after_sensitive is not True:
         for key in keys:
-            yield from changed_paths(
-                _at(before, key, _ABSENT),
-                _at(after, key, _ABSENT),
-                _at(unknown, key),
-                _at(before_sensitive, key),
-                _at(after_sensitive, key),
-                (*path, key),
-            )
+            b, a, u = _at(before, key, _ABSENT), _at(after, key, _ABSENT), _at(unknown, key)
+            bs, as_ = _at(before_sensitive, key), _at(after_sensitive, key)
+            # an equal subtree holds no change: one comparison instead of a walk
+            if b == a and bs == as_ and not _holds_unknown(u):
+                continue
+            yield from changed_paths(b, a, u, bs, as_, (*path, key))
         return
     if before == after and before_sensitive == after_sensitive:
         return
@@ -216,6 +216,17 @@ def changed_paths(
         masked(_shown(after), after_sensitive),
         sensitive,
     )
+
+
+def _holds_unknown(unknown: Any) -> bool:
+    """Whether an `after_unknown` tree marks any value as known only after apply."""
+    if unknown is True:
+        return True
+    if isinstance(unknown, dict):
+        return any(_holds_unknown(v) for v in unknown.values())
+    if isinstance(unknown, list):
+        return any(_holds_unknown(v) for v in unknown)
+    return False
 
 
 def _dotted(path: tuple[str | int, ...]) -> str:
@@ -233,7 +244,11 @@ def _change(entry: Any, what: str) -> Change:
     after_sensitive = change.get("after_sensitive")
     attributes: list[AttributeChange] = []
     more = 0
-    if action not in (Action.NO_OP, Action.READ) or before is not None:
+    # most instances of a plan do not change: one comparison of their trees says so
+    unchanged = (
+        before == after and before_sensitive == after_sensitive and not _holds_unknown(unknown)
+    )
+    if not unchanged and (action not in (Action.NO_OP, Action.READ) or before is not None):
         for found in changed_paths(before, after, unknown, before_sensitive, after_sensitive):
             if len(attributes) < MAX_PATHS:
                 attributes.append(found)
@@ -254,7 +269,8 @@ def _change(entry: Any, what: str) -> Change:
         reason=reason if isinstance(reason, str) else None,
         attributes=attributes,
         more_attributes=more,
-        after=masked(after, after_sensitive),
+        # what policies read; only these actions leave planned values in the state
+        after=masked(after, after_sensitive) if action in PLANNED else None,
     )
 
 
@@ -276,7 +292,8 @@ def _output(name: str, entry: Any) -> OutputChange:
 
 
 def _prior(document: dict[str, Any]) -> dict[str, Any]:
-    """The prior state's managed instances: address -> values (masked)."""
+    """The prior state's managed instances: address -> {"id": its id} (masked), what a
+    plan is compared with the state's current version by."""
     prior = document.get("prior_state")
     if prior is None:
         return {}
@@ -288,7 +305,9 @@ def _prior(document: dict[str, Any]) -> dict[str, Any]:
         for r in _list(module.get("resources"), "a module's resources"):
             r = _object(r, "a prior_state resource")
             if r.get("mode", "managed") == "managed" and isinstance(r.get("address"), str):
-                found[r["address"]] = masked(r.get("values"), r.get("sensitive_values"))
+                values, sensitive = r.get("values"), r.get("sensitive_values")
+                kept = {"id": values["id"]} if isinstance(values, dict) and "id" in values else {}
+                found[r["address"]] = masked(kept, sensitive)
         modules.extend(_list(module.get("child_modules"), "child_modules"))
     return found
 

@@ -7,15 +7,18 @@ import asyncpg
 
 from app.plans.impact import plan_impact
 from app.plans.markdown import render
-from app.plans.store import stale_consumers
+from app.plans.store import Plan, stale_consumers
 
 SEVERITIES = ("info", "warning", "critical")
 
 
 def worst(report: dict[str, Any]) -> str | None:
-    """The most severe finding: a policy's severity (an enforced one is critical), a stale
-    consumer a warning; None when there is none."""
-    found = {"critical" if f["enforce"] else f["severity"] for f in report["violations"]}
+    """The most severe finding: a violation the plan would open has its policy's severity
+    (an enforced one's is critical), a stale consumer is a warning, one it would resolve
+    is none; None when there is none."""
+    found = {
+        "critical" if f["enforce"] else f["severity"] for f in report["violations"] if f["opened"]
+    }
     if report["staleConsumers"]:
         found.add("warning")
     ranked = [s for s in SEVERITIES if s in found]
@@ -23,7 +26,7 @@ def worst(report: dict[str, Any]) -> str | None:
 
 
 async def plan_report(
-    conn: asyncpg.Connection, plan: asyncpg.Record, *, readable: list[str] | None
+    conn: asyncpg.Connection, plan: Plan, *, readable: list[str] | None
 ) -> dict[str, Any]:
     members = await plan_impact(conn, plan, cross_states=True, readable=readable)
     consumers = await stale_consumers(conn, plan, readable=readable)

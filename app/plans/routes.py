@@ -10,15 +10,30 @@ from starlette.routing import Route
 from app import db
 from app.access import Role
 from app.auth import principal
-from app.backend.protocol import receive_body
 from app.configuration.parse import configuration_of
 from app.configuration.store import PLAN, record_configuration
-from app.errors import BadInput, UnsupportedMediaType
-from app.http import json_response
+from app.errors import BadInput, LimitExceeded, UnsupportedMediaType
+from app.http import declared_length, json_response
 from app.jsonutil import JsonInputError, read
 from app.plans.parse import parse_plan
 from app.plans.report import plan_report
 from app.plans.store import submit_plan
+
+
+async def _body(request: Request, limit: int) -> bytes:
+    """The body, at most `limit` bytes (413 otherwise): held whole, it is parsed whole."""
+    declared = declared_length(request.headers)
+    if declared is not None and declared > limit:
+        raise LimitExceeded(
+            f"the body ({declared} bytes) is over the limit of {limit} bytes", {"limit": limit}
+        )
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise LimitExceeded(f"the body is over the limit of {limit} bytes", {"limit": limit})
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 async def post_plan(request: Request) -> Response:
@@ -31,12 +46,7 @@ async def post_plan(request: Request) -> Response:
             f"a plan is Content-Type: application/json, not {media_type or 'none'}",
             {"content_type": media_type or None},
         )
-    limit = request.app.state.settings.max_document_bytes
-    body = await receive_body(request, limit, limit)
-    try:
-        raw = body.whole()
-    finally:
-        body.close()
+    raw = await _body(request, request.app.state.settings.max_document_bytes)
     try:
         document = read(raw)
     except JsonInputError as exc:

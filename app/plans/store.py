@@ -2,6 +2,7 @@
 
 import dataclasses
 import uuid
+from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
@@ -9,24 +10,36 @@ import asyncpg
 
 from app.errors import BadInput, NotFound
 from app.graph.events import append_event
-from app.graph.policies import preview
+from app.graph.policies import preview, preview_resolved
 from app.graph.queries import valid_at
-from app.plans.parse import REACHING, Action, ParsedPlan
+from app.plans.parse import PLANNED, REACHING, Action, Change, ParsedPlan
 
 SUBMITTED = "plan-submitted"  # the event action
+Plan = Mapping[str, Any] | asyncpg.Record  # a stored plan: get_plan's columns
 
 _COLUMNS = """p.id, p.state_id, s.name AS state_name, p.base_version_id, p.base_serial,
     p.stale, p.submitter, p.analysis, p.created_at"""
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Action):
-        return value.name
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_jsonable(v) for v in value]
-    return value
+def _change(c: Change) -> dict[str, Any]:
+    """What is kept of an instance's change (its planned values are not: policies read
+    them at submission)."""
+    return {
+        "address": c.address,
+        "action": c.action.name,
+        "mode": c.mode,
+        "type": c.type,
+        "provider": c.provider,
+        "previous_address": c.previous_address,
+        "importing": c.importing,
+        "deposed": c.deposed,
+        "reason": c.reason,
+        "attributes": [
+            {"path": a.path, "before": a.before, "after": a.after, "sensitive": a.sensitive}
+            for a in c.attributes
+        ],
+        "more_attributes": c.more_attributes,
+    }
 
 
 def analysis_of(parsed: ParsedPlan) -> dict[str, Any]:
@@ -34,9 +47,18 @@ def analysis_of(parsed: ParsedPlan) -> dict[str, Any]:
     return {
         "format_version": parsed.format_version,
         "terraform_version": parsed.terraform_version,
-        "changes": [_jsonable(dataclasses.asdict(c)) for c in parsed.changes],
-        "output_changes": [_jsonable(dataclasses.asdict(o)) for o in parsed.output_changes],
-        "drift": [_jsonable(dataclasses.asdict(c)) for c in parsed.drift],
+        "changes": [_change(c) for c in parsed.changes],
+        "output_changes": [
+            {
+                "name": o.name,
+                "action": o.action.name,
+                "before": o.before,
+                "after": o.after,
+                "sensitive": o.sensitive,
+            }
+            for o in parsed.output_changes
+        ],
+        "drift": [_change(c) for c in parsed.drift],
         "summary": parsed.summary(),
     }
 
@@ -65,7 +87,7 @@ def is_stale(prior: dict[str, Any], current: dict[str, Any]) -> bool:
 
 async def submit_plan(
     conn: asyncpg.Connection, state_name: str, parsed: ParsedPlan, *, submitter: str
-) -> asyncpg.Record:
+) -> Plan:
     """Store a plan of state `state_name` against its current version; BadInput when the
     plan's prior state shares no instance with it (the plan of another state)."""
     state = await conn.fetchrow("SELECT id FROM states WHERE name = $1", state_name)
@@ -86,20 +108,25 @@ async def submit_plan(
     plan_id = uuid.uuid4()
     analysis = analysis_of(parsed)
     analysis["findings"] = [
-        dataclasses.asdict(f) for f in await _would_open(conn, state_name, parsed)
+        dataclasses.asdict(f) for f in await _findings(conn, state_name, parsed)
     ]
+    row = {
+        "id": plan_id,
+        "state_id": state["id"],
+        "state_name": state_name,
+        "base_version_id": version and version["id"],
+        "base_serial": serial,
+        "stale": is_stale(parsed.prior, current),
+        "submitter": submitter,
+        "analysis": analysis,
+    }
     async with conn.transaction():
-        await conn.execute(
+        row["created_at"] = await conn.fetchval(
             """INSERT INTO terraform_plans
                    (id, state_id, base_version_id, base_serial, stale, submitter, analysis)
-               VALUES ($1, $2, $3, $4, $5, $6, $7)""",
-            plan_id,
-            state["id"],
-            version and version["id"],
-            serial,
-            is_stale(parsed.prior, current),
-            submitter,
-            analysis,
+               VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING created_at""",
+            *(row[k] for k in ("id", "state_id", "base_version_id", "base_serial")),
+            *(row[k] for k in ("stale", "submitter", "analysis")),
         )
         await append_event(
             conn,
@@ -110,19 +137,29 @@ async def submit_plan(
             serial=serial,
             detail={"plan": str(plan_id), "summary": analysis["summary"]},
         )
-    return await get_plan(conn, plan_id)
+    return row  # as get_plan reads it back, without reading the analysis back
 
 
-async def _would_open(conn: asyncpg.Connection, state_name: str, parsed: ParsedPlan) -> list[Any]:
-    """The policy violations the planned values of created and updated instances open."""
+async def _findings(conn: asyncpg.Connection, state_name: str, parsed: ParsedPlan) -> list[Any]:
+    """The policy violations the plan would open (on the planned values of created,
+    updated and replaced instances) and the open ones it would resolve (on instances it
+    deletes or forgets, or whose planned values no longer match), by address."""
     planned = [
         {"address": c.address, "type": c.type, "provider": c.provider, "attributes": c.after}
         for c in parsed.changes
         if c.mode == "managed"
-        and c.action in (Action.CREATE, Action.UPDATE, Action.REPLACE)
+        and c.action in PLANNED
+        and not c.deposed
         and isinstance(c.after, dict)
     ]
-    return await preview(conn, state_name, planned) if planned else []
+    gone = [
+        c.address
+        for c in parsed.changes
+        if c.mode == "managed" and c.action in (Action.DELETE, Action.FORGET) and not c.deposed
+    ]
+    opened = await preview(conn, state_name, planned) if planned else []
+    resolved = await preview_resolved(conn, state_name, planned, gone) if planned or gone else []
+    return sorted([*opened, *resolved], key=lambda f: (f.address, f.policy, not f.opened))
 
 
 async def get_plan(
@@ -139,6 +176,19 @@ async def get_plan(
     return record
 
 
+async def plans_by_id(
+    conn: asyncpg.Connection, plan_ids: list[UUID], *, readable: list[str] | None = None
+) -> dict[UUID, asyncpg.Record]:
+    """The plans of `plan_ids` there are (of states `readable`), by id."""
+    records = await conn.fetch(
+        f"""SELECT {_COLUMNS} FROM terraform_plans p JOIN states s ON s.id = p.state_id
+            WHERE p.id = ANY($1::uuid[]) AND may_read(s.name, $2::text[])""",
+        plan_ids,
+        readable,
+    )
+    return {r["id"]: r for r in records}
+
+
 async def list_plans(
     conn: asyncpg.Connection, state_name: str, *, limit: int, readable: list[str] | None = None
 ) -> list[asyncpg.Record]:
@@ -153,9 +203,9 @@ async def list_plans(
     )
 
 
-async def impact_roots(conn: asyncpg.Connection, plan: asyncpg.Record) -> list[tuple[UUID, UUID]]:
-    """The resources (row id, version id) the plan updates, replaces or deletes, at its
-    base version."""
+async def impact_roots(conn: asyncpg.Connection, plan: Plan) -> list[tuple[UUID, UUID, str]]:
+    """The resources (row id, version id, address) the plan updates, replaces or
+    deletes, at its base version, by address."""
     addresses = [
         c["address"]
         for c in plan["analysis"]["changes"]
@@ -164,17 +214,19 @@ async def impact_roots(conn: asyncpg.Connection, plan: asyncpg.Record) -> list[t
     if plan["base_version_id"] is None or not addresses:
         return []
     records = await conn.fetch(
-        f"""SELECT r.id FROM resources r
-            WHERE {valid_at("r")} AND r.address = ANY($3::text[]) ORDER BY r.address""",
+        f"""SELECT r.id, r.address FROM resources r
+            WHERE {valid_at("r")} AND r.address = ANY($3::text[])
+            ORDER BY r.address COLLATE "C"
+        """,
         plan["state_id"],
         plan["base_serial"],
         addresses,
     )
-    return [(r["id"], plan["base_version_id"]) for r in records]
+    return [(r["id"], plan["base_version_id"], r["address"]) for r in records]
 
 
 async def stale_consumers(
-    conn: asyncpg.Connection, plan: asyncpg.Record, *, readable: list[str] | None = None
+    conn: asyncpg.Connection, plan: Plan, *, readable: list[str] | None = None
 ) -> list[dict[str, Any]]:
     """The consumer states (readable) whose remote state reads an output the plan changes:
     one row per consumer, data source and output, with the output's old and new value."""

@@ -117,7 +117,8 @@ def test_offline_graphiql_follows_a_subscription(offline: Offline, server: LiveS
     page = offline.page
     page.goto(f"{server.url}/graphql")
     _graphiql_loaded(page)
-    _set_editor(page, ".graphiql-query-editor", "subscription Watch { events { stateName action } }")
+    watch = "subscription Watch { events { stateName action } }"
+    _set_editor(page, ".graphiql-query-editor", watch)
     _run(page)
     wait_for_subscriptions(server.url, {}, 1)
     httpx.request("LOCK", f"{server.url}/states/watched/lock", json=lock_info())

@@ -2,11 +2,14 @@
 HTTP backend: changes, impact within and across states, stale consumers, policy
 findings, staleness, refusals and access."""
 
+import json
 from typing import Any
 
 import httpx
 
 from app.access import Role
+from app.api.plans.types import plan_id
+from app.graph.retention import prune
 from tests.api.conftest import error_codes, gql
 from tests.graph.states import resource, state
 from tests.helpers.app import BOOT, MakeToken, as_token
@@ -181,7 +184,10 @@ async def test_a_replacing_plan_reaches_its_dependents_and_consumers(client) -> 
         client, '{ events(state: "team/net", first: 1) { edges { node { action detail } } } }'
     )
     event = events["events"]["edges"][0]["node"]
-    assert (event["action"], event["detail"]["plan"]) == ("plan-submitted", found["id"])
+    assert (event["action"], plan_id(event["detail"]["plan"])) == (
+        "plan-submitted",
+        plan_id(found["id"]),
+    )
 
 
 async def test_a_plan_after_another_write_is_stale(client) -> None:
@@ -240,6 +246,18 @@ async def test_bad_plans_are_refused_with_reasons(client) -> None:
     huge = b" " * (65 * 1024 * 1024)
     response = await client.post("/states/team/net/plans", content=huge, headers=JSON)
     assert response.status_code == 413
+    # the same through GraphQL, each body as the `plan` variable: 400, or a coded error
+    for what, body in BAD:
+        request = b'{"query": %s, "variables": {"state": "team/net", "plan": %s}}' % (
+            json.dumps(SUBMIT).encode(),
+            body,
+        )
+        response = await client.post("/graphql", content=request, headers=JSON)
+        if response.status_code == 200:
+            codes = [e["extensions"]["code"] for e in response.json()["errors"]]
+            assert codes == ["BAD_INPUT"], (what, response.text)
+        else:
+            assert response.status_code == 400, (what, response.status_code, response.text)
     codes = await error_codes(
         client, SUBMIT, {"state": "team/net", "plan": {"format_version": "0.1"}}
     )
@@ -270,3 +288,123 @@ async def test_a_reader_plans_what_it_reads_and_sees_only_that(
         )
         assert response.status_code in (403, 404)
     await conn.execute("DELETE FROM states")
+
+
+NODE = """query($id: ID!) { node(id: $id) { id ... on TerraformPlan { state stale } } }"""
+
+
+async def test_a_plan_is_a_node(client) -> None:
+    await _states(client)
+    found = (await gql(client, SUBMIT, {"state": "team/net", "plan": replace_vpc()}))["submitPlan"]
+    node = (await gql(client, NODE, {"id": found["id"]}))["node"]
+    assert node == {"id": found["id"], "state": "team/net", "stale": False}
+    # the bare id (the HTTP answer's, the event's) finds it too
+    bare = str(plan_id(found["id"]))
+    by_bare = await gql(client, "query($id: ID!) { terraformPlan(id: $id) { id } }", {"id": bare})
+    assert by_bare["terraformPlan"]["id"] == found["id"]
+    assert bare not in found["id"]  # a global id, not the UUID itself
+
+
+async def test_a_node_of_a_state_the_caller_may_not_read_is_null(
+    closed_app, conn, db_token: MakeToken
+) -> None:
+    async with as_token(closed_app, BOOT, JSON) as admin:
+        await _states(admin)
+        found = (await gql(admin, SUBMIT, {"state": "team/app", "plan": _app_plan()}))["submitPlan"]
+    net_only = await db_token("net-only", Role.READ, states=["team/net"])
+    async with as_token(closed_app, net_only, JSON) as reader:
+        assert (await gql(reader, NODE, {"id": found["id"]}))["node"] is None
+        assert await gql(reader, '{ plans(state: "team/app") { id } }') == {"plans": []}
+    await conn.execute("DELETE FROM states")
+
+
+def _app_plan() -> dict[str, Any]:
+    """A plan of the consumer state: its security group updated."""
+    prior = {"aws_security_group.sg": {"id": "sg-1"}}
+    return plan(
+        [change("aws_security_group.sg", ["update"], {"id": "sg-1"}, {"id": "sg-1", "x": 1})],
+        prior=prior,
+    )
+
+
+RESOLVING = """mutation($state: String!, $plan: JSON!) { submitPlan(state: $state, plan: $plan) {
+  blocked violations { policy address opened } } }"""
+
+
+async def test_violations_the_plan_would_resolve(client) -> None:
+    """Open violations on what the plan deletes, or whose new values no longer match, are
+    findings with opened: false; those it leaves matching are not findings at all."""
+    await _states(client)
+    for name, rtype, condition in [
+        ("old-cidr", "aws_vpc", '$.cidr == "10.0.0.0/16"'),
+        ("prod-vpc", "aws_vpc", '$.tags.env == "prod"'),
+        ("no-web", "aws_instance", '$.id == "i-1"'),
+    ]:
+        policy = {"name": name, "severity": "WARNING", "resourceType": rtype}
+        await gql(client, POLICY, {"input": {**policy, "condition": condition, "enforce": True}})
+    prior = {
+        "aws_vpc.main": {**VPC},
+        "aws_subnet.a": {"id": "subnet-1", "vpc_id": VPC["id"]},
+        "aws_instance.web": {"id": "i-1"},
+    }
+    document = plan(
+        [
+            change("aws_vpc.main", ["update"], VPC, {**VPC, "cidr": "10.9.0.0/16"}),
+            change("aws_subnet.a", ["no-op"], prior["aws_subnet.a"], prior["aws_subnet.a"]),
+            change("aws_instance.web", ["delete"], {"id": "i-1"}, None),
+        ],
+        prior=prior,
+    )
+    found = (await gql(client, RESOLVING, {"state": "team/net", "plan": document}))["submitPlan"]
+    assert found["violations"] == [
+        {"policy": "no-web", "address": "aws_instance.web", "opened": False},
+        {"policy": "old-cidr", "address": "aws_vpc.main", "opened": False},
+    ]
+    assert found["blocked"] is False  # enforced, but resolved: nothing blocks
+    response = await client.post("/states/team/net/plans", content=as_bytes(document), headers=JSON)
+    report = response.json()
+    assert [v["opened"] for v in report["violations"]] == [False, False]
+    assert "would resolve **no-web**" in report["markdown"]
+
+
+PAGED = """mutation($state: String!, $plan: JSON!) { submitPlan(state: $state, plan: $plan) {
+  all: changes { address }
+  second: changes(first: 1, after: "0") { address }
+  replaced: changes(action: REPLACE) { address }
+  impact(first: 1) { address }
+  rest: impact(first: 5, after: "0") { address } } }"""
+
+
+async def test_changes_and_impact_are_paged_and_filtered(client) -> None:
+    await _states(client)
+    found = (await gql(client, PAGED, {"state": "team/net", "plan": replace_vpc()}))["submitPlan"]
+    addresses = [c["address"] for c in found["all"]]
+    assert addresses == sorted(addresses) and len(addresses) == 3
+    assert [c["address"] for c in found["second"]] == addresses[1:2]
+    assert found["replaced"] == [{"address": "aws_vpc.main"}]
+    assert found["impact"] == [{"address": "aws_subnet.a"}]
+    assert found["rest"] == [{"address": "aws_instance.web"}]
+    codes = await error_codes(
+        client,
+        PAGED.replace('after: "0"', 'after: "x"', 1),
+        {"state": "team/net", "plan": replace_vpc()},
+    )
+    assert codes == ["BAD_INPUT"]
+
+
+async def test_the_markdown_is_the_same_for_the_same_plan_and_graph(client) -> None:
+    await _states(client)
+    first = (await gql(client, SUBMIT, {"state": "team/net", "plan": replace_vpc()}))["submitPlan"]
+    again = (await gql(client, SUBMIT, {"state": "team/net", "plan": replace_vpc()}))["submitPlan"]
+    assert first["id"] != again["id"] and first["markdown"] == again["markdown"]
+
+
+async def test_a_plan_goes_with_the_version_it_was_read_against(client, conn) -> None:
+    await _states(client)
+    found = (await gql(client, SUBMIT, {"state": "team/net", "plan": replace_vpc()}))["submitPlan"]
+    for serial in (2, 3):
+        await _write(client, "team/net", _producer(serial=serial))
+    pruned = await prune(conn, state_glob="team/net", keep_last=1, keep_days=None, actor="t")
+    assert pruned, "the versions before the last are pruned"
+    assert (await gql(client, NODE, {"id": found["id"]}))["node"] is None
+    assert await gql(client, '{ plans(state: "team/net") { id } }') == {"plans": []}

@@ -1,8 +1,12 @@
-"""Requests as a CI job signed in with OIDC makes them: Basic auth carrying the ID
-token, and a small state written with it."""
+"""Requests the OIDC tests make: Basic `oidc:<jwt>` and Bearer headers, a state POST,
+and the CLI run as a CI job runs it."""
 
 import base64
+import os
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 import httpx
 
@@ -16,6 +20,10 @@ STATE = (
 
 def basic(jwt: str) -> dict[str, str]:
     return {"Authorization": "Basic " + base64.b64encode(f"oidc:{jwt}".encode()).decode()}
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
 
 
 def post_state(
@@ -33,3 +41,19 @@ def post_state(
         headers={**headers, "Content-Type": "application/json"},
         params=params,
     )
+
+
+def run_cli(server: LiveServer, home: Path, token: str | None, *args: str) -> tuple[int, str, str]:
+    """`infragraph ARGS` as a CI job runs it: a URL and maybe a token, no database."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "PG"))}
+    env |= {"INFRAGRAPH_URL": server.url, "INFRAGRAPH_HOME": str(home)}
+    env.pop("INFRAGRAPH_TOKEN", None)
+    if token is not None:
+        env["INFRAGRAPH_TOKEN"] = token
+    done = subprocess.run(
+        [Path(sys.executable).parent / "infragraph", *args],
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
+    return done.returncode, done.stdout.decode(), done.stderr.decode()

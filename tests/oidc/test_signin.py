@@ -9,16 +9,11 @@ from pathlib import Path
 
 import httpx
 
-from tests.helpers.cli import Cli
-from tests.helpers.oidc import basic, post_state
+from tests.helpers.oidc import basic, bearer, post_state, run_cli
 from tests.live_server import LiveServer
 from tests.oidc.conftest import ADMIN
 from tests.oidc_issuer import LocalIssuer, github_claims, gitlab_claims
 from tests.waiting import wait_until_sync
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
 
 
 def lock_call(
@@ -172,15 +167,19 @@ def test_a_new_kid_is_used_without_a_restart(oidc_server: LiveServer, github: Lo
 def test_login_prints_a_server_token_the_cli_then_uses(
     oidc_server: LiveServer, github: LocalIssuer, tmp_path: Path
 ) -> None:
-    code, out, err = Cli(oidc_server, tmp_path, None)(
-        "login", "--oidc", github.token(github_claims()), "--ttl", "900"
-    )
+    jwt = github.token(github_claims())
+    code, out, err = run_cli(oidc_server, tmp_path, None, "login", "--oidc", jwt, "--ttl", "900")
     assert code == 0, err
     token = out.strip()
     assert token.startswith("igo_") and "(write) on prod/*" in err
-    code, out, err = Cli(oidc_server, tmp_path, token)("whoami")
+    code, out, err = run_cli(oidc_server, tmp_path, token, "whoami")
     assert code == 0 and "oidc:github:repo:octo-org/octo-net:ref:refs/heads/main" in out, err
-    code, out, err = Cli(oidc_server, tmp_path, None)(
-        "login", "--oidc", github.token(github_claims(), audience="https://elsewhere.test")
+    code, out, err = run_cli(
+        oidc_server,
+        tmp_path,
+        None,
+        "login",
+        "--oidc",
+        github.token(github_claims(), audience="https://elsewhere.test"),
     )
     assert code == 1 and "wrong audience" in err, err

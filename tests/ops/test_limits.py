@@ -132,6 +132,7 @@ def _raw(url: str, request: bytes) -> bytes:
 def limited(database_url):
     env = {
         "INFRAGRAPH_MAX_HEADER_BYTES": "8192",
+        "INFRAGRAPH_MAX_AUTHORIZATION_BYTES": str(256 * 1024),
         "INFRAGRAPH_MAX_HEADERS": "20",
         "INFRAGRAPH_HEADER_TIMEOUT_S": "1",
         "INFRAGRAPH_BODY_TIMEOUT_S": "1",
@@ -163,6 +164,38 @@ def test_headers_over_the_size_limit_get_431(limited) -> None:
             except (BrokenPipeError, ConnectionResetError):
                 pass
         assert answer.startswith(b"HTTP/1.1 431 ")
+
+
+def test_the_authorization_header_has_an_allowance_of_its_own(limited) -> None:
+    """A long credential (a 100 KB JWT, Basic-encoded) passes the headers' limit to be
+    refused by the auth middleware with its reason; past its own allowance it is 431,
+    and the other headers stay bounded however big the Authorization header is."""
+    credential = b"Basic " + b"b" * 140_000
+    answer = _raw(
+        limited.url,
+        b"GET /livez HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: "
+        + credential
+        + b"\r\n\r\n",
+    )
+    assert b" 200 " in answer.split(b"\r\n", 1)[0], answer[:200]
+    beside = b"Authorization: " + credential + b"\r\nX-Big: " + b"a" * 10_000 + b"\r\n"
+    answer = _raw(limited.url, b"GET /livez HTTP/1.1\r\nHost: x\r\n" + beside + b"\r\n")
+    assert answer.startswith(b"HTTP/1.1 431 ") and b"bytes of headers" in answer
+    huge = b"GET /livez HTTP/1.1\r\nAuthorization: Bearer " + b"c" * 300_000 + b"\r\n\r\n"
+    answer = _raw(limited.url, huge)
+    assert answer.startswith(b"HTTP/1.1 431 ") and b"Authorization header over" in answer
+    # an endless one, in pieces: refused once the pieces pass its allowance
+    with _connect(limited.url) as sock:
+        sock.sendall(b"GET /livez HTTP/1.1\r\nAuthorization: Bearer ")
+        answer = b""
+        for _ in range(30):
+            try:
+                sock.sendall(b"c" * 16384)
+                time.sleep(0.02)
+                answer += _ready_bytes(sock)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+        assert answer.startswith(b"HTTP/1.1 431 ") and b"Authorization header over" in answer
 
 
 def test_too_many_headers_get_431(limited) -> None:

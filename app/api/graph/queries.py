@@ -40,7 +40,7 @@ from app.paging import ALL, EMPTY
 @strawberry.type
 class GraphQuery:
     node: relay.Node | None = relay.node(
-        description="Any State, StateVersion, Resource or Event by its global id."
+        description="Any State, StateVersion, Resource, Event or TerraformPlan by its global id."
     )
 
     @strawberry.field(description="States by name.")

@@ -29,4 +29,4 @@ class PlansMutation:
                 origin=PLAN,
                 submitter=info.context.actor,
             )
-        return TerraformPlan(row=row)
+        return TerraformPlan.of(row)

@@ -17,11 +17,11 @@ class PlansQuery:
             limit=max(0, min(first, 100)),
             readable=info.context.principal.patterns,
         )
-        return [TerraformPlan(row=r) for r in rows]
+        return [TerraformPlan.of(r) for r in rows]
 
     @strawberry.field(description="A Terraform plan by id.")
     async def terraform_plan(self, info: Info, id: strawberry.ID) -> TerraformPlan:
         row = await info.context.with_conn(
             store.get_plan, plan_id(id), readable=info.context.principal.patterns
         )
-        return TerraformPlan(row=row)
+        return TerraformPlan.of(row)

@@ -1,11 +1,13 @@
 """The TerraformPlan type: a stored plan, what it changes, reaches and breaks."""
 
 import enum
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
 import strawberry
+from strawberry import relay
 from strawberry.scalars import JSON
 
 from app.api.context import Info
@@ -124,12 +126,23 @@ def _change(c: dict[str, Any]) -> PlannedResourceChange:
 
 
 @strawberry.type
-class TerraformPlan:
+class TerraformPlan(relay.Node):
+    id: relay.NodeID[str]
     row: strawberry.Private[Any]
 
-    @strawberry.field
-    def id(self) -> strawberry.ID:
-        return strawberry.ID(str(self.row["id"]))
+    @classmethod
+    def of(cls, row: Any) -> "TerraformPlan":
+        return cls(id=str(row["id"]), row=row)
+
+    @classmethod
+    async def resolve_nodes(  # type: ignore[override]  # one signature for Node's overloads
+        cls, *, info: Info, node_ids: Iterable[str], required: bool = False
+    ) -> list["TerraformPlan | None"]:
+        ids = [plan_id(i) for i in node_ids]
+        rows = await info.context.with_conn(
+            store.plans_by_id, ids, readable=info.context.principal.patterns
+        )
+        return [cls.of(rows[i]) if i in rows else None for i in ids]
 
     @strawberry.field
     def state(self) -> str:
@@ -245,7 +258,16 @@ class TerraformPlan:
 
 
 def plan_id(value: str) -> UUID:
+    """A plan's id: its global id (as `id` and `node` give it) or the bare UUID (as the
+    HTTP answer, the CLI and the plan-submitted event give it)."""
     try:
         return UUID(value)
     except ValueError:
-        raise BadInput(f"invalid plan id {value!r}") from None
+        pass
+    try:
+        found = relay.GlobalID.from_id(value)
+        if found.type_name == "TerraformPlan":
+            return UUID(found.node_id)
+    except (relay.GlobalIDValueError, ValueError):
+        pass
+    raise BadInput(f"invalid plan id {value!r}")
