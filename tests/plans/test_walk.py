@@ -5,10 +5,9 @@ paths and every changed instance that reaches it. Over random dependency graphs.
 import random
 from typing import Any
 
-from app.graph.store import write_version
-
 from app.graph.across import cross_blast_radius
 from app.graph.edges import Direction
+from app.graph.write.version import write_version
 from app.plans.impact import plan_impact
 from app.plans.parse import parse_plan
 from app.plans.store import submit_plan
