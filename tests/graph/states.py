@@ -126,21 +126,3 @@ def shared_history() -> list[bytes]:
 
 # What tests calling blast_radius directly keep of its walks (the server's come from Settings).
 WALK_LIMITS = WalkLimits(rows=1_000_000, seconds=3600)
-
-
-def remote(name: str, address: str, outputs: dict[str, Any]) -> dict[str, Any]:
-    """A terraform_remote_state data source as Terraform stores it (dynamic attributes as
-    {"value", "type"})."""
-    return resource(
-        "terraform_remote_state",
-        name,
-        mode="data",
-        provider='provider["terraform.io/builtin/terraform"]',
-        attributes={
-            "backend": "http",
-            "config": {"value": {"address": address}, "type": ["object", {"address": "string"}]},
-            "defaults": None,
-            "outputs": {"value": outputs, "type": ["object", {k: "string" for k in outputs}]},
-            "workspace": None,
-        },
-    )
