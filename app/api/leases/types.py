@@ -90,20 +90,9 @@ class StateLeases:
     async def locks(
         self, info: Info
     ) -> list[Annotated["Lock", strawberry.lazy("app.api.graph.state")]]:
-        from app.api.graph.state import Lock
+        from app.api.graph import rows  # the graph's types import this module
 
-        found = await info.context.graph.locks.load(self.state_id)
-        return [
-            Lock(
-                id=r["lock_id"],
-                holder=r["holder"],
-                who=r["who"],
-                operation=r["operation"],
-                created=r["created_at"],
-                info=r["info"],
-            )
-            for r in found
-        ]
+        return [rows.lock_of(r) for r in await info.context.graph.locks.load(self.state_id)]
 
     @strawberry.field(description="Its live leases, oldest first.")
     async def leases(self, info: Info) -> list[Lease]:
