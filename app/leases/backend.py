@@ -17,6 +17,7 @@ several leases follow one another, each on the head the previous one left.
 """
 
 import asyncio
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,7 @@ from app.access import Principal
 from app.errors import BadInput, Conflict, LeaseConflict, Locked, NotFound
 from app.graph import raw
 from app.graph.events import append_event
+from app.graph.raw import Body
 from app.graph.write.version import Written, write_version
 from app.leases import merge, parsed
 from app.leases.store import (
@@ -177,6 +179,7 @@ class _Prepared:
     written: dict[str, Any]
     changes: merge.Changes
     sealed: bytes  # the body as the lease's next snapshot, compressed and sealed
+    md5: bytes  # the body's
 
 
 def _prepare(lease_id: UUID, snap: bytes, body: bytes) -> _Prepared:
@@ -193,7 +196,7 @@ def _prepare(lease_id: UUID, snap: bytes, body: bytes) -> _Prepared:
         found = merge.changes(snapshot, written)
     # compressed here (fast), stored as is: the TOAST's own compression is slow for MBs
     sealed = crypto.keyring().seal(zstandard.compress(body, 1), _context(lease_id))
-    return _Prepared(snapshot, written, found, sealed)
+    return _Prepared(snapshot, written, found, sealed, hashlib.md5(body).digest())
 
 
 @dataclass(frozen=True)
@@ -203,7 +206,7 @@ class _Attempt:
 
     head: raw.RawVersion
     merged: merge.Merged
-    rendered: bytes | None
+    rendered: Body | None
     state: ScannedState | None
 
 
@@ -217,7 +220,7 @@ def _merge(version: raw.RawVersion, head: bytes | dict[str, Any], ready: _Prepar
         merged = merge.merge(document, ready.snapshot, ready.written, ready.changes)
         if merged.document is None:
             return _Attempt(version, merged, None, None)
-        rendered = jsonutil.dumps(merged.document, indent=True)
+        rendered = Body.of(jsonutil.dumps(merged.document, indent=True))  # its MD5 too
         return _Attempt(version, merged, rendered, scan_document(merged.document))
 
 
@@ -343,6 +346,6 @@ async def _store(
     )
     # the next merge's head, likely, and this lease's next snapshot
     assert attempt.merged.document is not None  # rendered from it
-    parsed.keep_head(attempt.rendered, attempt.merged.document)
-    parsed.keep_snapshot(body, ready.written)
+    parsed.keep_head(attempt.rendered.md5, attempt.rendered.size, attempt.merged.document)
+    parsed.keep_snapshot(ready.md5, len(body), ready.written)
     return MergedWrite(written, written.serial, changed, outside)
