@@ -18,7 +18,8 @@ several leases follow one another, each on the head the previous one left.
 
 import asyncio
 import hashlib
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -46,7 +47,7 @@ from app.leases.store import (
 from app.process import gc_paused
 from app.tfstate import ScannedState
 from app.tfstate.remote import Server
-from app.tfstate.scan import scan_document
+from app.tfstate.scan import ScannedInstance, scan_document
 
 
 def lease_id_of(text: str) -> UUID:
@@ -199,6 +200,23 @@ def _prepare(lease_id: UUID, snap: bytes, body: bytes) -> _Prepared:
     return _Prepared(snapshot, written, found, sealed, hashlib.md5(body).digest())
 
 
+class _Hashed(ScannedState):
+    """A scanned document whose instances were hashed already (before the state's row is
+    held, where the write would hash them): each pass gives them again."""
+
+    def __init__(self, state: ScannedState) -> None:
+        self._hashed = list(state.instances())
+        super().__init__(state.head, lambda: iter(()))
+
+    def instances(self) -> Iterator[ScannedInstance]:
+        return iter(self._hashed)
+
+
+# Merged writes of each state under way in this process: while another is, the head
+# will likely have moved by the time this one holds the state's row
+_merging: Counter[str] = Counter()
+
+
 @dataclass(frozen=True)
 class _Attempt:
     """The prepared changes merged into one head version: the merged document, its bytes
@@ -221,7 +239,7 @@ def _merge(version: raw.RawVersion, head: bytes | dict[str, Any], ready: _Prepar
         if merged.document is None:
             return _Attempt(version, merged, None, None)
         rendered = Body.of(jsonutil.dumps(merged.document, indent=True))  # its MD5 too
-        return _Attempt(version, merged, rendered, scan_document(merged.document))
+        return _Attempt(version, merged, rendered, _Hashed(scan_document(merged.document)))
 
 
 async def _attempt(
@@ -251,13 +269,32 @@ async def merged_write(
 
     LeaseConflict (recorded `lease-conflict`, nothing written) when another writer
     changed, since the snapshot, an instance or output `body` changes."""
-    # What the body changes is the lease's own business, and the merge into the head
-    # is made on the head as it is now: both before the state's row is held, so that
-    # merged writes of several leases wait for one another the least. Under the row,
-    # the merge is made again only if the head moved meanwhile (on the head the last
-    # merge kept parsed).
+    name = lease.state_name
+    _merging[name] += 1
+    try:
+        return await _merged_write(conn, lease, body, who, keep_last, servers)
+    finally:
+        _merging[name] -= 1
+        if not _merging[name]:
+            del _merging[name]
+
+
+async def _merged_write(
+    conn: asyncpg.Connection,
+    lease: Lease,
+    body: bytes,
+    who: Principal,
+    keep_last: int | None,
+    servers: Sequence[Server],
+) -> MergedWrite:
+    # What the body changes is the lease's own business, and, when no other merged
+    # write of the state is under way, the merge into the head is made on the head as
+    # it is now: both before the state's row is held, so that merged writes of several
+    # leases wait for one another the least. Under the row, the merge is made (again)
+    # only if the head moved meanwhile, on the head the last merge kept parsed.
     ready = await asyncio.to_thread(_prepare, lease.id, await snapshot(conn, lease), body)
-    early = await _attempt(conn, lease.state_name, ready)
+    alone = _merging[lease.state_name] == 1
+    early = await _attempt(conn, lease.state_name, ready) if alone else None
     async with conn.transaction():
         state_id = await hold_state(conn, lease.state_name)
         attempt = await _attempt(conn, lease.state_name, ready, early)
