@@ -9,7 +9,7 @@ meanwhile) is a conflict: nothing is merged.
 """
 
 import functools
-from collections.abc import Set
+from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,13 +54,15 @@ def _suffix(index_key: str | int | None) -> str:
     return index_suffix(index_key)
 
 
-def instances(document: dict[str, Any], skip: Set[str] = frozenset()) -> dict[str, Entry]:
+def instances(
+    document: dict[str, Any], skip: Set[str] = frozenset(), only: Set[str] | None = None
+) -> dict[str, Entry]:
     """Every instance of a v4 state by its address (a deposed object has its own), but
-    those of the resources `skip` names."""
+    those of the resources `skip` names; with `only`, of the resources it names alone."""
     found: dict[str, Entry] = {}
     for resource in document.get("resources") or []:
         base = resource_of(resource)
-        if base in skip:
+        if base in skip or (only is not None and base not in only):
             continue
         for instance in resource.get("instances") or []:
             key = instance.get("index_key")
@@ -121,6 +123,16 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> Changes:
     return Changes(changed, outputs)
 
 
+def _resource_keys(addresses: Iterable[str]) -> set[str]:
+    """Every address a resource holding one of `addresses` may have: an instance's
+    address is its resource's, then its index key (`[`) and deposed mark (` (`), if any."""
+    keys: set[str] = set()
+    for address in addresses:
+        keys.add(address)
+        keys.update(address[:i] for i, c in enumerate(address) if c in "[ ")
+    return keys
+
+
 @dataclass(frozen=True)
 class Merged:
     document: dict[str, Any] | None  # None when there are conflicts (or nothing to write)
@@ -142,7 +154,9 @@ def merge(
     found = changes(snapshot, written) if found is None else found
     if not found:
         return Merged(None, found, [])
-    head_instances, snap_instances = instances(head), instances(snapshot)
+    # the instances at the changed addresses: the resources that may hold them alone
+    keys = _resource_keys(found.instances)
+    head_instances, snap_instances = instances(head, only=keys), instances(snapshot, only=keys)
     head_out, snap_out = head.get("outputs") or {}, snapshot.get("outputs") or {}
     conflicts = [
         a for a in found.instances if not same(head_instances.get(a), snap_instances.get(a))
