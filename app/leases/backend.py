@@ -12,8 +12,10 @@
 
 Each request renews the lease for its TTL; a request on a lease that ended (or another
 token's) is refused. The write, like a whole-state one, holds the state's row
-(FOR UPDATE) from reading the head to storing the merged version: merged writes of
-several leases follow one another, each on the head the previous one left.
+(FOR UPDATE) from reading which version is the head to storing the merged version:
+merged writes of several leases follow one another, each on the head the previous one
+left. What can be worked out before (the diff against the snapshot, and the merge on
+a head that is still the head under the row) is.
 """
 
 import asyncio
