@@ -210,7 +210,6 @@ async def _write(request: Request, name: str, body: Body, lock_id: str | None) -
 
 
 async def _post_leased(request: Request, name: str, lease: str, body: bytes) -> Response:
-    stream_over = request.app.state.settings.large_write_bytes
     who = principal(request)
     async with db.connection(_pool(request)) as conn:
         found = await leased.renewed(conn, name, leased.lease_id_of(lease), who)
@@ -220,7 +219,6 @@ async def _post_leased(request: Request, name: str, lease: str, body: bytes) -> 
                 found,
                 body,
                 who=who,
-                decode=lambda data: decode_state(Body.of(data), stream_over),
                 keep_last=request.app.state.settings.prune_keep_last,
                 servers=own_servers(request),
             )

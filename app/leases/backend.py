@@ -12,12 +12,16 @@
 
 Each request renews the lease for its TTL; a request on a lease that ended (or another
 token's) is refused. The write, like a whole-state one, holds the state's row
-(FOR UPDATE) from reading the head to storing the merged version: merged writes of
-several leases follow one another, each on the head the previous one left.
+(FOR UPDATE) from reading which version is the head to storing the merged version:
+merged writes of several leases follow one another, each on the head the previous one
+left. What can be worked out before (the diff against the snapshot, and the merge on
+a head that is still the head under the row) is.
 """
 
 import asyncio
-from collections.abc import Callable, Sequence
+import hashlib
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -30,6 +34,7 @@ from app.access import Principal
 from app.errors import BadInput, Conflict, LeaseConflict, Locked, NotFound
 from app.graph import raw
 from app.graph.events import append_event
+from app.graph.raw import Body
 from app.graph.write.version import Written, write_version
 from app.leases import merge, parsed
 from app.leases.store import (
@@ -42,8 +47,9 @@ from app.leases.store import (
     release,
 )
 from app.process import gc_paused
-from app.tfstate import EncryptedState, ScannedState
+from app.tfstate import ScannedState
 from app.tfstate.remote import Server
+from app.tfstate.scan import ScannedInstance, scan_document
 
 
 def lease_id_of(text: str) -> UUID:
@@ -104,15 +110,6 @@ async def _version_bytes(conn: asyncpg.Connection, name: str, serial: int | None
     return await raw.whole_raw(conn, version)
 
 
-async def _head(conn: asyncpg.Connection, name: str) -> bytes | dict[str, Any]:
-    """The current version: parsed, when the last merge left it so; else its bytes."""
-    version = await raw.raw_version(conn, name, read=False)
-    if version is None:
-        raise NotFound(f"state {name!r} has no version")
-    kept = parsed.take_head(version.md5)
-    return kept if kept is not None else await raw.whole_raw(conn, version)
-
-
 async def lock(conn: asyncpg.Connection, lease: Lease, info: dict[str, Any]) -> None:
     """Keep Terraform's lock `info` on the lease; Locked while the state is locked whole
     or another lock (another Terraform) holds the lease."""
@@ -162,14 +159,19 @@ class MergedWrite:
     outside: list[str]  # changed, outside the lease's footprint
 
 
-def _document(data: bytes, what: str) -> dict[str, Any]:
+def _document(document: Any, what: str) -> dict[str, Any]:
+    if not isinstance(document, dict) or document.get("version") != 4:
+        raise BadInput(f"{what} is not a Terraform v4 state: leases merge plain v4 states")
+    return document
+
+
+def _stored(data: bytes, what: str) -> dict[str, Any]:
+    """A version or snapshot this server stored (read strictly when it was POSTed)."""
     try:
         document = jsonutil.loads(data)
     except ValueError as exc:
         raise BadInput(f"{what} is not JSON: {exc}") from None
-    if not isinstance(document, dict) or document.get("version") != 4:
-        raise BadInput(f"{what} is not a Terraform v4 state: leases merge plain v4 states")
-    return document
+    return _document(document, what)
 
 
 @dataclass(frozen=True)
@@ -179,32 +181,81 @@ class _Prepared:
     snapshot: dict[str, Any]
     written: dict[str, Any]
     changes: merge.Changes
+    sealed: bytes  # the body as the lease's next snapshot, compressed and sealed
+    md5: bytes  # the body's
 
 
-def _prepare(snap: bytes, body: bytes) -> _Prepared:
-    """CPU-bound (off the event loop): parse the body and the snapshot (one kept parsed
-    is not parsed again: app/leases/parsed.py) and diff them."""
+def _prepare(lease_id: UUID, snap: bytes, body: bytes) -> _Prepared:
+    """CPU-bound (off the event loop): parse the body (as strictly as any POSTed state)
+    and the snapshot (one kept parsed is not parsed again: app/leases/parsed.py) and
+    diff them."""
     # millions of objects that form no cycle: no collection walks them (as a POST's parse)
     with gc_paused():
-        written = _document(body, "the body")
-        snapshot = parsed.snapshot(snap, lambda data: _document(data, "the lease's snapshot"))
-        return _Prepared(snapshot, written, merge.changes(snapshot, written))
+        try:
+            written = _document(jsonutil.read(body), "the body")
+        except jsonutil.JsonInputError as exc:
+            raise BadInput(f"the body is not JSON: {exc}") from None
+        snapshot = parsed.snapshot(snap, lambda data: _stored(data, "the lease's snapshot"))
+        found = merge.changes(snapshot, written)
+    # compressed here (fast), stored as is: the TOAST's own compression is slow for MBs
+    sealed = crypto.keyring().seal(zstandard.compress(body, 1), _context(lease_id))
+    return _Prepared(snapshot, written, found, sealed, hashlib.md5(body).digest())
 
 
-def _merge(
-    head: bytes | dict[str, Any], body: bytes, ready: _Prepared
-) -> tuple[merge.Merged, bytes | None]:
+class _Hashed(ScannedState):
+    """A scanned document whose instances were hashed already (before the state's row is
+    held, where the write would hash them): each pass gives them again."""
+
+    def __init__(self, state: ScannedState) -> None:
+        self._hashed = list(state.instances())
+        super().__init__(state.head, lambda: iter(()))
+
+    def instances(self) -> Iterator[ScannedInstance]:
+        return iter(self._hashed)
+
+
+# Merged writes of each state under way in this process: while another is, the head
+# will likely have moved by the time this one holds the state's row
+_merging: Counter[str] = Counter()
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    """The prepared changes merged into one head version: the merged document, its bytes
+    and its scan (what the write reads), unless it conflicts or changes nothing."""
+
+    head: raw.RawVersion
+    merged: merge.Merged
+    rendered: Body | None
+    state: ScannedState | None
+
+
+def _merge(version: raw.RawVersion, head: bytes | dict[str, Any], ready: _Prepared) -> _Attempt:
     """CPU-bound: the prepared changes applied to the head, its bytes or kept parsed
-    (off the event loop)."""
+    (off the event loop). The merged document is scanned as it is (the write's raw
+    hashes are of its resources as parsed, which rendering and parsing again would give
+    back): never parsed from its bytes."""
     with gc_paused():
-        document = head if isinstance(head, dict) else _document(head, "the current version")
+        document = head if isinstance(head, dict) else _stored(head, "the current version")
         merged = merge.merge(document, ready.snapshot, ready.written, ready.changes)
         if merged.document is None:
-            return merged, None
-        rendered = jsonutil.dumps(merged.document, indent=True)
-        parsed.keep_head(rendered, merged.document)
-        parsed.keep_snapshot(body, ready.written)
-        return merged, rendered
+            return _Attempt(version, merged, None, None)
+        rendered = Body.of(jsonutil.dumps(merged.document, indent=True))  # its MD5 too
+        return _Attempt(version, merged, rendered, _Hashed(scan_document(merged.document)))
+
+
+async def _attempt(
+    conn: asyncpg.Connection, name: str, ready: _Prepared, held: _Attempt | None = None
+) -> _Attempt:
+    """The merge into the current version: `held`, when made on that version already."""
+    version = await raw.raw_version(conn, name, read=False)
+    if version is None:
+        raise NotFound(f"state {name!r} has no version")
+    if held is not None and held.head.version_id == version.version_id:
+        return held
+    kept = parsed.take_head(version.md5)
+    head = kept if kept is not None else await raw.whole_raw(conn, version)
+    return await asyncio.to_thread(_merge, version, head, ready)
 
 
 async def merged_write(
@@ -213,7 +264,6 @@ async def merged_write(
     body: bytes,
     *,
     who: Principal,
-    decode: Callable[[bytes], ScannedState | EncryptedState],
     keep_last: int | None = None,
     servers: Sequence[Server] = (),
 ) -> MergedWrite:
@@ -221,13 +271,36 @@ async def merged_write(
 
     LeaseConflict (recorded `lease-conflict`, nothing written) when another writer
     changed, since the snapshot, an instance or output `body` changes."""
-    # what the body changes is the lease's own business: worked out before the head is
-    # held, so that merged writes of several leases wait for one another the least
-    ready = await asyncio.to_thread(_prepare, await snapshot(conn, lease), body)
+    name = lease.state_name
+    _merging[name] += 1
+    try:
+        return await _merged_write(conn, lease, body, who, keep_last, servers)
+    finally:
+        _merging[name] -= 1
+        if not _merging[name]:
+            del _merging[name]
+
+
+async def _merged_write(
+    conn: asyncpg.Connection,
+    lease: Lease,
+    body: bytes,
+    who: Principal,
+    keep_last: int | None,
+    servers: Sequence[Server],
+) -> MergedWrite:
+    # What the body changes is the lease's own business, and, when no other merged
+    # write of the state is under way, the merge into the head is made on the head as
+    # it is now: both before the state's row is held, so that merged writes of several
+    # leases wait for one another the least. Under the row, the merge is made (again)
+    # only if the head moved meanwhile, on the head the last merge kept parsed.
+    ready = await asyncio.to_thread(_prepare, lease.id, await snapshot(conn, lease), body)
+    alone = _merging[lease.state_name] == 1
+    early = await _attempt(conn, lease.state_name, ready) if alone else None
     async with conn.transaction():
         state_id = await hold_state(conn, lease.state_name)
-        head = await _head(conn, lease.state_name)
-        merged, rendered = await asyncio.to_thread(_merge, head, body, ready)
+        attempt = await _attempt(conn, lease.state_name, ready, early)
+        merged = attempt.merged
         changed = merged.changes.addresses()
         keys = {*lease.addresses, *(merge.OUTPUT_PREFIX + o for o in lease.outputs)}
         outside = [a for a in changed if a not in keys]
@@ -237,12 +310,11 @@ async def merged_write(
                 lease,
                 state_id,
                 body,
-                merged,
-                rendered,
+                ready,
+                attempt,
                 changed,
                 outside,
                 who=who,
-                decode=decode,
                 keep_last=keep_last,
                 servers=servers,
             )
@@ -272,34 +344,32 @@ async def _store(
     lease: Lease,
     state_id: UUID,
     body: bytes,
-    merged: merge.Merged,
-    rendered: bytes | None,
+    ready: _Prepared,
+    attempt: _Attempt,
     changed: list[str],
     outside: list[str],
     *,
     who: Principal,
-    decode: Callable[[bytes], ScannedState | EncryptedState],
     keep_last: int | None,
     servers: Sequence[Server],
 ) -> MergedWrite:
-    # compressed here (fast), stored as is: the TOAST's own compression is slow for MBs
-    sealed = crypto.keyring().seal(zstandard.compress(body, 1), _context(lease.id))
     await conn.execute(
-        "UPDATE leases SET snapshot = $2, writes = writes + 1 WHERE id = $1", lease.id, sealed
+        "UPDATE leases SET snapshot = $2, writes = writes + 1 WHERE id = $1",
+        lease.id,
+        ready.sealed,
     )
-    if rendered is None:  # nothing changed against the snapshot (a retried POST)
+    if attempt.rendered is None or attempt.state is None:  # nothing changed (a retried POST)
         serial = await conn.fetchval(
             "SELECT max(serial) FROM state_versions WHERE state_id = $1", state_id
         )
         return MergedWrite(None, int(serial), [], [])
-    state = await asyncio.to_thread(decode, rendered)
     detail = {"lease": str(lease.id), "merged": changed, "outside": outside}
     written = await write_version(
         conn,
         lease.state_name,
-        rendered,
+        attempt.rendered,
         actor=who.name,
-        state=state,
+        state=attempt.state,
         detail=detail,
         keep_last=keep_last,
         servers=servers,
@@ -313,4 +383,8 @@ async def _store(
         serial=written.serial,
         detail={**detail, "holder": lease.holder},
     )
+    # the next merge's head, likely, and this lease's next snapshot
+    assert attempt.merged.document is not None  # rendered from it
+    parsed.keep_head(attempt.rendered.md5, attempt.rendered.size, attempt.merged.document)
+    parsed.keep_snapshot(ready.md5, len(body), ready.written)
     return MergedWrite(written, written.serial, changed, outside)

@@ -9,8 +9,11 @@ meanwhile) is a conflict: nothing is merged.
 """
 
 import functools
+from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from app.tfstate.address import index_suffix
 
@@ -51,11 +54,16 @@ def _suffix(index_key: str | int | None) -> str:
     return index_suffix(index_key)
 
 
-def instances(document: dict[str, Any]) -> dict[str, Entry]:
-    """Every instance of a v4 state by its address (a deposed object has its own)."""
+def instances(
+    document: dict[str, Any], skip: Set[str] = frozenset(), only: Set[str] | None = None
+) -> dict[str, Entry]:
+    """Every instance of a v4 state by its address (a deposed object has its own), but
+    those of the resources `skip` names; with `only`, of the resources it names alone."""
     found: dict[str, Entry] = {}
     for resource in document.get("resources") or []:
         base = resource_of(resource)
+        if base in skip or (only is not None and base not in only):
+            continue
         for instance in resource.get("instances") or []:
             key = instance.get("index_key")
             address = base + (_suffix(key) if isinstance(key, str | int) else "")
@@ -80,9 +88,31 @@ class Changes:
         return bool(self.instances or self.outputs)
 
 
+def _encoded(document: dict[str, Any]) -> dict[str, bytes | None]:
+    """Each resource's JSON by its address; None for one whose address recurs (each of
+    its resources is then compared instance by instance)."""
+    found: dict[str, bytes | None] = {}
+    for resource in document.get("resources") or []:
+        key = resource_of(resource)
+        try:
+            found[key] = None if key in found else orjson.dumps(resource)
+        except TypeError:  # an integer past 64 bits: compared instance by instance
+            found[key] = None
+    return found
+
+
+def _unchanged(before: dict[str, Any], after: dict[str, Any]) -> set[str]:
+    """The resources whose JSON is the same in both: the same instances and fields, none
+    of which needs comparing (serializing is many times faster than comparing the
+    parsed values; different bytes say nothing, the instances are then compared)."""
+    old, new = _encoded(before), _encoded(after)
+    return {key for key, data in old.items() if data is not None and new.get(key) == data}
+
+
 def changes(before: dict[str, Any], after: dict[str, Any]) -> Changes:
     """What `after` changes of `before` (two v4 states)."""
-    old, new = instances(before), instances(after)
+    skip = _unchanged(before, after)
+    old, new = instances(before, skip), instances(after, skip)
     changed = {a: new.get(a) for a in old.keys() | new.keys() if not same(old.get(a), new.get(a))}
     old_out, new_out = before.get("outputs") or {}, after.get("outputs") or {}
     outputs = {
@@ -91,6 +121,16 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> Changes:
         if old_out.get(n) != new_out.get(n)
     }
     return Changes(changed, outputs)
+
+
+def _resource_keys(addresses: Iterable[str]) -> set[str]:
+    """Every address a resource holding one of `addresses` may have: an instance's
+    address is its resource's, then its index key (`[`) and deposed mark (` (`), if any."""
+    keys: set[str] = set()
+    for address in addresses:
+        keys.add(address)
+        keys.update(address[:i] for i, c in enumerate(address) if c in "[ ")
+    return keys
 
 
 @dataclass(frozen=True)
@@ -114,7 +154,9 @@ def merge(
     found = changes(snapshot, written) if found is None else found
     if not found:
         return Merged(None, found, [])
-    head_instances, snap_instances = instances(head), instances(snapshot)
+    # the instances at the changed addresses: the resources that may hold them alone
+    keys = _resource_keys(found.instances)
+    head_instances, snap_instances = instances(head, only=keys), instances(snapshot, only=keys)
     head_out, snap_out = head.get("outputs") or {}, snapshot.get("outputs") or {}
     conflicts = [
         a for a in found.instances if not same(head_instances.get(a), snap_instances.get(a))

@@ -60,9 +60,10 @@ def take_head(md5: bytes) -> Document | None:
     return _kept.take("head", md5)
 
 
-def keep_head(data: bytes, document: Document) -> None:
-    """A merged version's bytes and document: the next merge's head, likely."""
-    _kept.put("head", hashlib.md5(data).digest(), len(data), document)
+def keep_head(md5: bytes, size: int, document: Document) -> None:
+    """A merged version's document, by the MD5 and size of its bytes: the next merge's
+    head, likely."""
+    _kept.put("head", md5, size, document)
 
 
 def snapshot(data: bytes, parse: Callable[[bytes], Document]) -> Document:
@@ -75,6 +76,7 @@ def snapshot(data: bytes, parse: Callable[[bytes], Document]) -> Document:
     return found
 
 
-def keep_snapshot(data: bytes, document: Document) -> None:
-    """A body written under a lease: its next snapshot."""
-    _kept.put("snapshot", hashlib.md5(data).digest(), len(data), document)
+def keep_snapshot(md5: bytes, size: int, document: Document) -> None:
+    """A body written under a lease, by the MD5 and size of its bytes: its next
+    snapshot."""
+    _kept.put("snapshot", md5, size, document)

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.leases.merge import changes, instances, merge, meta
+from app.leases.merge import changes, instances, merge, meta, same
 
 # an instance: (module or None, resource name, index key or None)
 Key = tuple[str | None, str, int | str | None]
@@ -169,3 +169,43 @@ def test_a_retried_write_changes_nothing() -> None:
     merged = merge(copy.deepcopy(base), base, body)
     assert merged.document is not None
     assert merge(merged.document, body, body).document is None
+
+
+def compared_one_by_one(before: dict[str, Any], after: dict[str, Any]) -> set[str]:
+    """Every instance compared with its counterpart, none skipped."""
+    old, new = instances(before), instances(after)
+    return {a for a in old.keys() | new.keys() if not same(old.get(a), new.get(a))}
+
+
+@st.composite
+def edited(draw: st.DrawFn, doc: dict[str, Any]) -> dict[str, Any]:
+    """`doc` copied, some of its resources with their keys in another order, another
+    provider, or twice over."""
+    doc = copy.deepcopy(doc)
+    resources = []
+    for resource in doc["resources"]:
+        edit = draw(st.sampled_from(["none", "reordered", "provider", "twice"]))
+        if edit == "reordered":
+            resource = dict(reversed(list(resource.items())))
+        elif edit == "provider":
+            resource = {**resource, "provider": 'provider["example.com/other/x"]'}
+        elif edit == "twice":
+            resources.append(copy.deepcopy(resource))
+        resources.append(resource)
+    doc["resources"] = resources
+    return doc
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(KEYS), st.integers(0, 3), max_size=len(KEYS)),
+    st.dictionaries(st.sampled_from(KEYS), st.integers(0, 3), max_size=len(KEYS)),
+    st.data(),
+)
+def test_changes_are_those_of_every_instance_compared(
+    first: dict[Key, int], second: dict[Key, int], data: st.DataObject
+) -> None:
+    before = data.draw(edited(document(1, first, {})))
+    after = data.draw(edited(document(2, second, {})))
+    assert set(changes(before, after).instances) == compared_one_by_one(before, after)
+    assert changes(before, copy.deepcopy(before)).instances == {}
