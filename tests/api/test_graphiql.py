@@ -10,15 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
-import httpx
 import pytest
 from playwright.sync_api import Browser, Page, Request, Route, expect
 
 from app.api.app import GRAPHIQL_DIR
-from tests.backend.helpers import lock_info
 from tests.browser import browser_fixture
 from tests.conftest import database_of_its_own
-from tests.graphql_ws import wait_for_subscriptions
 from tests.live_server import LiveServer, live_server, server_fixture
 
 server = server_fixture(scope="module")
@@ -109,22 +106,6 @@ def test_offline_graphiql_opens_the_docs_explorer(offline: Offline, server: Live
     docs.get_by_text("Query", exact=True).first.click()
     for field in ("states", "blastRadius", "statesGraph"):
         expect(docs).to_contain_text(field)
-    assert offline.elsewhere == []
-
-
-@pytest.mark.slow  # a browser
-def test_offline_graphiql_follows_a_subscription(offline: Offline, server: LiveServer) -> None:
-    page = offline.page
-    page.goto(f"{server.url}/graphql")
-    _graphiql_loaded(page)
-    watch = "subscription Watch { events { stateName action } }"
-    _set_editor(page, ".graphiql-query-editor", watch)
-    _run(page)
-    wait_for_subscriptions(server.url, {}, 1)
-    httpx.request("LOCK", f"{server.url}/states/watched/lock", json=lock_info())
-    expect(page.locator(".graphiql-response")).to_contain_text('"stateName": "watched"')
-    _run(page)  # the same button stops it
-    wait_for_subscriptions(server.url, {}, 0)
     assert offline.elsewhere == []
 
 
