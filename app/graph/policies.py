@@ -31,7 +31,7 @@ from uuid import UUID
 import asyncpg
 
 from app.errors import BadInput, Conflict, NotFound
-from app.graph.queries import STATE_COLUMNS
+from app.graph.queries import CURRENT_VERSIONS, STATE_COLUMNS
 from app.paging import ALL, Keyset, Page, paged_sql, single_page
 
 
@@ -269,30 +269,48 @@ stale AS (
     actor="$6",
 )
 
-# One policy ($1) over the current version of every state it covers; its open
-# violations elsewhere resolve at their state's current serial.
+# One policy ($1) over the current version (serial $4) of one state ($3): its open
+# violations there that no longer hold resolve at that serial. The server runs it state by
+# state (check_policy), so that each statement stays on its state's shard on Citus.
 _CHECK_POLICY = _recorded(
     """WITH pol AS (
-    SELECT id, path, type_like, provider_like, states_like FROM policies WHERE id = $1),
-currents AS (
-    SELECT s.id AS state_id, v.serial FROM pol JOIN states s ON s.name LIKE pol.states_like
-    CROSS JOIN LATERAL (SELECT serial FROM state_versions WHERE state_id = s.id
-                        ORDER BY serial DESC LIMIT 1) v),
+    SELECT p.id, p.path, p.type_like, p.provider_like FROM policies p
+    JOIN states s ON s.id = $3 AND s.name LIKE p.states_like WHERE p.id = $1),
 hits AS (
-    SELECT c.state_id, pol.id AS policy_id, r.address, c.serial
-    FROM pol CROSS JOIN currents c
-    JOIN resources r ON r.state_id = c.state_id AND r.serial_to IS NULL
-    WHERE r.type LIKE pol.type_like AND r.provider LIKE pol.provider_like
+    SELECT r.state_id, pol.id AS policy_id, r.address, $4::bigint AS serial
+    FROM pol CROSS JOIN resources r
+    WHERE r.state_id = $3 AND r.serial_to IS NULL
+      AND r.type LIKE pol.type_like AND r.provider LIKE pol.provider_like
       AND policy_view(r.attributes, r.sensitive_attributes) @@ pol.path),
 stale AS (
-    SELECT pv.id, pv.state_id,
-           (SELECT max(serial) FROM state_versions v WHERE v.state_id = s.id) AS serial
-    FROM policy_violations pv JOIN states s ON s.id = pv.state_id
-    WHERE pv.policy_id = $1 AND pv.serial_to IS NULL
-      AND NOT EXISTS (SELECT 1 FROM hits h
-                      WHERE h.state_id = pv.state_id AND h.address = pv.address))""",
+    SELECT pv.id, pv.state_id, $4::bigint AS serial
+    FROM policy_violations pv
+    WHERE pv.state_id = $3 AND pv.policy_id = $1 AND pv.serial_to IS NULL
+      AND NOT EXISTS (SELECT 1 FROM hits h WHERE h.address = pv.address))""",
     actor="$2",
 )
+# The states a policy ($1) is to be checked on: those it covers, and those where it has
+# open violations; each with its current serial.
+_POLICY_STATES = f"""
+    SELECT v.state_id, v.serial FROM policies p JOIN states s ON s.name LIKE p.states_like
+    JOIN {CURRENT_VERSIONS} v ON v.state_id = s.id WHERE p.id = $1"""
+_VIOLATED_STATES = f"""
+    SELECT v.state_id, v.serial
+    FROM (SELECT DISTINCT state_id FROM policy_violations
+          WHERE policy_id = $1 AND serial_to IS NULL) o
+    JOIN {CURRENT_VERSIONS} v ON v.state_id = o.state_id"""
+
+
+async def check_policy(conn: asyncpg.Connection, policy_id: UUID, actor: str) -> None:
+    """Evaluates a policy over the current version of every state it covers, one state at
+    a time (in the caller's transaction, under the policies' lock)."""
+    states = {
+        r["state_id"]: r["serial"]
+        for sql in (_POLICY_STATES, _VIOLATED_STATES)
+        for r in await conn.fetch(sql, policy_id)
+    }
+    for state_id, serial in sorted(states.items()):
+        await conn.fetch(_CHECK_POLICY, policy_id, actor, state_id, serial)
 
 
 def _findings(records: Sequence[asyncpg.Record]) -> list[Finding]:
@@ -414,7 +432,7 @@ async def create_policy(
         )
         if policy_id is None:
             raise Conflict(f"a policy named {spec.name!r} exists", {"name": spec.name})
-        await conn.fetch(_CHECK_POLICY, policy_id, actor)
+        await check_policy(conn, policy_id, actor)
         return await _locked_row(conn, spec.name)
 
 
@@ -461,7 +479,7 @@ async def update_policy(
             new.enforce,
         )
         if any(getattr(new, f) != getattr(old, f) for f in _SCOPE_FIELDS):
-            await conn.fetch(_CHECK_POLICY, record["policy_id"], actor)
+            await check_policy(conn, record["policy_id"], actor)
         return await _locked_row(conn, name)
 
 
