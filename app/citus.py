@@ -37,6 +37,9 @@ class Placement(enum.Enum):
 REFERENCE_TABLES = {
     "states": "every graph statement joins it (names, kinds); one row a state",
     "policies": "joined with violations and resources when a write is checked",
+    # has state_id, but is read with other states' rows: a reference table, not sharded
+    "sensitive_outputs": "each producer's sensitive output names, read with its consumers' "
+    "rows (a few rows a state)",
 }
 # Tables that stay plain tables of the coordinator, with why. A table with state_id listed
 # here is the exception to the rule that such tables are distributed.

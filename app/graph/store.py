@@ -207,6 +207,7 @@ async def _write_version(
             changes = await _write_rows(conn, state_id, version_id, state, servers)
             await _complete_version(conn, state_id, version_id, state, raw, changes.layout)
         if changes.outputs_changed:
+            await links.note_sensitive_outputs(conn, state_id)
             await links.record_stale(conn, state_id, state.serial, actor=actor)
             await sealing.reseal_consumers(conn, name)
         await conn.execute(
