@@ -108,53 +108,34 @@ def big(serial: int, count: int) -> bytes:
     )
 
 
-READS = """query($id: ID!) {
+# The reads the cluster answers today; resource rows (lists, search, blast radius, diff,
+# history, output sources) are not among them yet (docs/scaling.md says why).
+READS = """{
   states(first: 10) { totalCount edges { node { name kind lineage
     lock { who operation }
     currentVersion { serial resourceCount lineage terraformVersion createdBy
-      outputs { name value sensitive sources { path resource { address } } }
-      resources(first: 50) { totalCount edges { node { address type mode indexKey
-        attributes
-        dependencies(first: 10) { totalCount edges { node { address } } }
-        dependents(first: 10, direct: true) { totalCount edges { node { address } } }
-        history(first: 5) { edges { node { serial change fields actor } } } } } }
-      diff(against: 1) { against added removed changed { address } } }
-    version(serial: 1) { serial resourceCount resources(first: 20) { edges { node { address } } } }
+      outputs { name value sensitive } }
+    version(serial: 1) { serial resourceCount }
     versions(first: 10) { totalCount edges { node { serial resourceCount } } }
     events(first: 20) { edges { node { action actor serial stateName } } }
-    consumers { address stale consumer { name } }
+    consumers { address stale consumer { name } outputs { name changed } }
     producers { address stale outputs { name } }
     unreadOutputs } } }
-  search: resources(first: 20, filter: {attributes: {cidr: "10.0.1.0/24"}}) {
-    totalCount edges { node { address state { name } } } }
-  byType: resources(first: 20, filter: {type: "aws_instance", mode: MANAGED}) {
-    totalCount edges { node { address state { name } } } }
   types: inventory(groupBy: TYPE) { key count }
   modules: inventory(groupBy: MODULE) { key count }
   providers: inventory(groupBy: PROVIDER) { key count }
   perState: inventory(groupBy: STATE) { key count }
-  radius: blastRadius(state: "team/net", address: "aws_vpc.main") { totalCount
-    edges { node { depth path resource { address } } } }
-  limited: blastRadius(state: "team/net", address: "aws_vpc.main", maxDepth: 1) {
-    totalCount beyondCount truncated edges { node { depth resource { address } } } }
-  across: blastRadius(state: "team/net", address: "aws_vpc.main", crossStates: true) {
-    totalCount edges { node { depth path pathStates resource { address state { name } } } } }
-  back: blastRadius(state: "team/app", address: "aws_eip.app", direction: DEPENDENCIES,
-                    crossStates: true) { totalCount edges { node { depth pathStates
-                    resource { address } } } }
   staleConsumers(state: "team/net") { address stale consumer { name } }
   statesGraph { states { name } links { consumer producer } }
-  node(id: $id) { ... on Resource { address blastRadius(first: 3) { totalCount } } }
   violations(open: null) { totalCount edges { node { open policy { name }
-    resource { address state { name } } since { serial } resolved { serial } } } }
+    since { serial } resolved { serial } } } }
   ofState: violations(state: "team/net") { totalCount }
   policies(first: 10) { edges { node { name resourceType condition } } }
   events(first: 50) { edges { node { action actor serial stateName } } }
 }"""
 
-AFTER_PRUNE = """{ states(first: 5) { edges { node { name versions(first: 5) { edges { node { serial
-    resources(first: 20) { edges { node { address } } } } } } } } }
-  blastRadius(state: "team/net", address: "aws_vpc.main") { totalCount }
+AFTER_PRUNE = """{ states(first: 5) { edges { node { name versions(first: 5) {
+    edges { node { serial resourceCount } } } } } }
   violations(open: null) { totalCount } }"""
 
 
@@ -166,24 +147,6 @@ async def gql(
     body = response.json()
     assert "errors" not in body, body["errors"]
     return body["data"]
-
-
-async def _pages(client: httpx.AsyncClient) -> AsyncIterator[Any]:
-    """The kept walk of team/net's VPC read page by page (two rows a page)."""
-    after = None
-    while True:
-        data = await gql(
-            client,
-            """query($after: String) { blastRadius(state: "team/net", address: "aws_vpc.main",
-                 first: 2, after: $after) { totalCount pageInfo { hasNextPage endCursor }
-                 edges { node { depth resource { address } } } } }""",
-            {"after": after},
-        )
-        page = data["blastRadius"]
-        yield page
-        if not page["pageInfo"]["hasNextPage"]:
-            return
-        after = page["pageInfo"]["endCursor"]
 
 
 async def run(client: httpx.AsyncClient, app: Starlette) -> dict[str, Any]:
@@ -230,14 +193,11 @@ async def run(client: httpx.AsyncClient, app: Starlette) -> dict[str, Any]:
     big_get = await client.get("/states/team/big")
     assert big_get.content == document
     answers["GET big"] = len(big_get.content)
-    answers["reads"] = await _read(client)
-    answers["pages"] = [page async for page in _pages(client)]
+    answers["reads"] = await gql(client, READS)
     # the dashboard's pages
     dashboard = [
         ("/", {}),
-        ("/ui/state", {"name": "team/net", "from": "1", "to": "4"}),
-        ("/ui/resource", {"state": "team/net", "address": "aws_vpc.main"}),
-        ("/ui/inventory", {"q": '{"cidr": "10.0.1.0/24"}'}),
+        ("/ui/inventory", {}),
         ("/ui/iac", {}),
     ]
     for path, params in dashboard:
@@ -295,13 +255,3 @@ async def _revoke(client: httpx.AsyncClient, secret: str) -> Any:
     revoked = await gql(client, 'mutation { revokeToken(name: "reader") { name } }')
     refused = await client.get("/states/team/app", auth=("reader", secret))
     return {"revoked": revoked, "then": refused.status_code}
-
-
-async def _read(client: httpx.AsyncClient) -> Any:
-    found = await gql(
-        client,
-        '{ resources(first: 1, filter: {state: "team/net", type: "aws_vpc"}) '
-        "{ edges { node { id } } } }",
-    )
-    resource_id = found["resources"]["edges"][0]["node"]["id"]
-    return await gql(client, READS, {"id": resource_id})

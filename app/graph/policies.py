@@ -352,16 +352,18 @@ async def preview(
     records = await conn.fetch(
         """WITH planned AS (
                SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::jsonb[])
-                   AS i (address, type, provider, attributes))
+                   AS i (address, type, provider, attributes)),
+           open AS MATERIALIZED (  -- read on the state's shard, then joined
+               SELECT pv.address, pv.policy_id FROM states s
+               JOIN policy_violations pv ON pv.state_id = s.id AND pv.serial_to IS NULL
+               WHERE s.name = $1)
            SELECT i.address, $1 AS state_name, pol.name AS policy,
                   pol.severity, pol.enforce
            FROM planned i
            JOIN policies pol ON $1 LIKE pol.states_like AND i.type LIKE pol.type_like
                 AND i.provider LIKE pol.provider_like
            WHERE i.attributes @@ pol.path AND NOT EXISTS (
-               SELECT 1 FROM states s
-               JOIN policy_violations pv ON pv.state_id = s.id AND pv.serial_to IS NULL
-               WHERE s.name = $1 AND pv.address = i.address AND pv.policy_id = pol.id)
+               SELECT 1 FROM open o WHERE o.address = i.address AND o.policy_id = pol.id)
            ORDER BY i.address, pol.name""",
         state_name,
         [i["address"] for i in instances],
