@@ -214,7 +214,7 @@ _PRODUCERS = """
 _PRODUCED = """
     SELECT o.state_id, o.name, o.value, coalesce(o.sensitive, false) AS sensitive,
            o.serial_from, o.serial_to, coalesce(o.value_digest, md5(o.value::text)) AS digest
-    FROM outputs o WHERE o.state_id = ANY($1::uuid[])"""
+    FROM states p JOIN outputs o ON o.state_id = p.id WHERE p.id = ANY($1::uuid[])"""
 
 
 def _compare(
@@ -278,13 +278,18 @@ async def read_links(
     if producers is not None:
         found = await conn.fetch(_PRODUCERS, producers, None, readable)
         names = [r["producer_name"] for r in found]
+    if names == []:  # no producer: no link (and no statement over every consumer)
+        return []
     linked = await conn.fetch(_LINKED, consumers, names, readable)
+    if not linked:
+        return []
     wanted = sorted({r["producer_name"] for r in linked})
     states = {
         r["producer_name"]: r for r in await conn.fetch(_PRODUCERS, producers, wanted, readable)
     }
     produced: dict[UUID, list[Mapping[str, Any]]] = {}
-    for output in await conn.fetch(_PRODUCED, [r["producer_id"] for r in states.values()]):
+    ids = [r["producer_id"] for r in states.values()]
+    for output in await conn.fetch(_PRODUCED, ids) if ids else []:
         produced.setdefault(output["state_id"], []).append(dict(output))
     links: list[dict[str, Any]] = []
     for link in linked:

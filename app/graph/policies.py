@@ -215,7 +215,7 @@ _RECORD = """,
 resolved AS (
     UPDATE policy_violations pv SET serial_to = stale.serial, resolved_at = now(),
         resolved_by = {actor}
-    FROM stale WHERE pv.state_id = stale.state_id AND pv.id = stale.id
+    FROM stale WHERE pv.state_id = {state} AND pv.state_id = stale.state_id AND pv.id = stale.id
     RETURNING pv.state_id, pv.policy_id, pv.address, pv.serial_to AS serial),
 opened AS (
     INSERT INTO policy_violations (state_id, policy_id, address, serial_from, opened_by)
@@ -238,9 +238,10 @@ FROM changes c JOIN states s ON s.id = c.state_id JOIN policies pol ON pol.id = 
 ORDER BY s.name, c.address, pol.name"""
 
 
-def _recorded(evaluation: str, *, actor: str) -> str:
-    """`evaluation` (CTEs `hits` and `stale`) followed by `_RECORD`."""
-    return evaluation + _RECORD.format(actor=actor)
+def _recorded(evaluation: str, *, actor: str, state: str) -> str:
+    """`evaluation` (CTEs `hits` and `stale`, of the one state `state`) followed by
+    `_RECORD`."""
+    return evaluation + _RECORD.format(actor=actor, state=state)
 
 
 # One write: the policies covering the state, over the rows it inserted ($4); open
@@ -267,6 +268,7 @@ stale AS (
     WHERE NOT EXISTS (SELECT 1 FROM hits h
                       WHERE h.policy_id = pv.policy_id AND h.address = pv.address))""",
     actor="$6",
+    state="$1",
 )
 
 # One policy ($1) over the current version (serial $4) of one state ($3): its open
@@ -285,9 +287,10 @@ hits AS (
 stale AS (
     SELECT pv.id, pv.state_id, $4::bigint AS serial
     FROM policy_violations pv
-    WHERE pv.state_id = $3 AND pv.policy_id = $1 AND pv.serial_to IS NULL
+    WHERE state_id = $3 AND pv.policy_id = $1 AND pv.serial_to IS NULL
       AND NOT EXISTS (SELECT 1 FROM hits h WHERE h.address = pv.address))""",
     actor="$2",
+    state="$3",
 )
 # The states a policy ($1) is to be checked on: those it covers, and those where it has
 # open violations; each with its current serial.
@@ -296,8 +299,9 @@ _POLICY_STATES = f"""
     JOIN {CURRENT_VERSIONS} v ON v.state_id = s.id WHERE p.id = $1"""
 _VIOLATED_STATES = f"""
     SELECT v.state_id, v.serial
-    FROM (SELECT DISTINCT state_id FROM policy_violations
-          WHERE policy_id = $1 AND serial_to IS NULL) o
+    FROM (SELECT DISTINCT s.id AS state_id FROM states s
+          JOIN policy_violations pv ON pv.state_id = s.id
+          WHERE pv.policy_id = $1 AND pv.serial_to IS NULL) o
     JOIN {CURRENT_VERSIONS} v ON v.state_id = o.state_id"""
 
 

@@ -104,7 +104,7 @@ async def current_version(conn: asyncpg.Connection, state_id: UUID) -> asyncpg.R
         """SELECT v.id, v.serial, v.lineage, v.raw_md5,
                   NOT v.encrypted AND v.resource_count = 0 AND NOT EXISTS (
                       SELECT 1 FROM outputs o
-                      WHERE o.state_id = v.state_id AND o.serial_to IS NULL) AS empty
+                      WHERE o.state_id = $1 AND o.serial_to IS NULL) AS empty
            FROM state_versions v WHERE v.state_id = $1
            ORDER BY v.serial DESC LIMIT 1""",
         state_id,
@@ -280,7 +280,7 @@ async def _complete_version(
         """UPDATE state_versions
            SET raw_chunks = $2, terraform_version = $3, extra = $4, omitted = $5,
                resource_count = $6, layout = $7
-           WHERE id = $1""",
+           WHERE state_id = $8 AND id = $1""",
         version_id,
         await save_raw(conn, state_id, raw),
         state.terraform_version,
@@ -288,6 +288,7 @@ async def _complete_version(
         state.omitted,
         layout.count,
         layout.order,
+        state_id,
     )
 
 
