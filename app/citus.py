@@ -123,15 +123,20 @@ async def tables(conn: asyncpg.Connection) -> list[Table]:
 
 
 async def current_placement(conn: asyncpg.Connection) -> dict[str, Placement]:
-    """Where each table of the schema is now (tables Citus does not know: the coordinator)."""
+    """Where each table of the schema is now: tables Citus does not know, and its "local"
+    tables (kept on the coordinator, in its metadata for their foreign keys to reference
+    tables: co-location 0), are on the coordinator."""
     records = await conn.fetch(
-        """SELECT c.relname AS name, p.partmethod
+        """SELECT c.relname AS name,
+                  CASE WHEN p.partmethod = 'h' THEN 'distributed'
+                       WHEN p.partmethod = 'n' AND p.colocationid <> 0 THEN 'reference'
+                  END AS kind
            FROM pg_class c LEFT JOIN pg_dist_partition p ON p.logicalrelid = c.oid
            WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
              AND NOT c.relispartition"""
     )
-    kinds = {"h": Placement.DISTRIBUTED, "n": Placement.REFERENCE}
-    return {r["name"]: kinds.get(r["partmethod"], Placement.COORDINATOR) for r in records}
+    kinds = {"distributed": Placement.DISTRIBUTED, "reference": Placement.REFERENCE}
+    return {r["name"]: kinds.get(r["kind"], Placement.COORDINATOR) for r in records}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -100,6 +100,18 @@ async def add_workers(
         await conn.close()
 
 
+async def join_cluster(database: str, url: str) -> None:
+    """Makes `database` (a plain one of the coordinator at `url`) a Citus database: the
+    extension, the coordinator and the workers of the cluster known to it."""
+    admin = await asyncpg.connect(url, timeout=10)
+    try:
+        workers = await _workers(admin)
+    finally:
+        await admin.close()
+    parts = urlsplit(url)
+    await add_workers(database, (parts.hostname or "127.0.0.1", parts.port or 5432), workers)
+
+
 async def _workers(admin: asyncpg.Connection) -> list[tuple[str, int]]:
     records = await admin.fetch(
         "SELECT nodename, nodeport FROM pg_dist_node WHERE groupid <> 0 AND noderole = 'primary'"
