@@ -1352,3 +1352,7 @@ GROUPS["oidc"] = OIDC_GROUP
 from bench.plans import PLANS_GROUP  # noqa: E402  (it uses the helpers above)
 
 GROUPS["plans"] = PLANS_GROUP
+
+from bench.citus import CITUS_GROUP  # noqa: E402  (it uses the helpers above)
+
+GROUPS["citus"] = CITUS_GROUP
