@@ -214,7 +214,11 @@ _PRODUCERS = """
 _PRODUCED = """
     SELECT o.state_id, o.name, o.value, coalesce(o.sensitive, false) AS sensitive,
            o.serial_from, o.serial_to, coalesce(o.value_digest, md5(o.value::text)) AS digest
-    FROM states p JOIN outputs o ON o.state_id = p.id WHERE p.id = ANY($1::uuid[])"""
+    FROM states p JOIN outputs o ON o.state_id = p.id
+    WHERE p.id = ANY($1::uuid[]) AND o.state_id = ANY($1::uuid[])  -- the shards named"""
+
+
+_NO_STATE = UUID(int=0)
 
 
 def _compare(
@@ -281,15 +285,15 @@ async def read_links(
     if names == []:  # no producer: no link (and no statement over every consumer)
         return []
     linked = await conn.fetch(_LINKED, consumers, names, readable)
-    if not linked:
-        return []
     wanted = sorted({r["producer_name"] for r in linked})
     states = {
         r["producer_name"]: r for r in await conn.fetch(_PRODUCERS, producers, wanted, readable)
     }
     produced: dict[UUID, list[Mapping[str, Any]]] = {}
-    ids = [r["producer_id"] for r in states.values()]
-    for output in await conn.fetch(_PRODUCED, ids) if ids else []:
+    # with no producer, an id no state has: the statement still runs (a read costs the
+    # same statements however many links it finds), on one shard
+    ids = [r["producer_id"] for r in states.values()] or [_NO_STATE]
+    for output in await conn.fetch(_PRODUCED, ids):
         produced.setdefault(output["state_id"], []).append(dict(output))
     links: list[dict[str, Any]] = []
     for link in linked:
