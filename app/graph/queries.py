@@ -32,6 +32,12 @@ def valid_at(alias: str, state_id: str = "$1", serial: str = "$2") -> str:
     )
 
 
+# Each state's current (highest serial) version, as a relation to join by state_id: one
+# pass over the versions' (state_id, serial DESC) index, grouped by state, which Citus
+# runs on each shard (a LATERAL ... LIMIT 1 per state it cannot push down).
+CURRENT_VERSIONS = """(SELECT DISTINCT ON (state_id) * FROM state_versions
+    ORDER BY state_id, serial DESC)"""
+
 STATE_KEY = Keyset(("state_name",), (str,))
 VERSION_KEY = Keyset(("serial",), (int,))  # newest first
 
@@ -102,10 +108,9 @@ async def current_versions(
     a state (state_versions (state_id, serial DESC)), however many versions it has."""
     records = await conn.fetch(
         f"""SELECT {VERSION_COLUMNS}, {STATE_COLUMNS}
-            FROM states s CROSS JOIN LATERAL (
-                SELECT * FROM state_versions v WHERE v.state_id = s.id
-                ORDER BY v.serial DESC LIMIT 1) v
-            WHERE s.id = ANY($1::uuid[])""",
+            FROM (SELECT DISTINCT ON (v.state_id) * FROM state_versions v
+                  WHERE v.state_id = ANY($1::uuid[]) ORDER BY v.state_id, v.serial DESC) v
+            JOIN states s ON s.id = v.state_id""",
         state_ids,
     )
     return {r["state_id"]: r for r in records}
@@ -175,10 +180,9 @@ async def totals(conn: asyncpg.Connection, readable: list[str] | None = None) ->
     """How many states, resource instances in their current versions, and locks held; of
     the states `readable` lets a caller see (app.access)."""
     record = await conn.fetchrow(
-        """SELECT (SELECT count(*) FROM states s WHERE may_read(s.name, $1::text[])) AS states,
+        f"""SELECT (SELECT count(*) FROM states s WHERE may_read(s.name, $1::text[])) AS states,
                   (SELECT coalesce(sum(v.resource_count), 0) FROM states s
-                   CROSS JOIN LATERAL (SELECT resource_count FROM state_versions
-                                       WHERE state_id = s.id ORDER BY serial DESC LIMIT 1) v
+                   JOIN {CURRENT_VERSIONS} v ON v.state_id = s.id
                    WHERE may_read(s.name, $1::text[])) AS resources,
                   (SELECT count(*) FROM state_locks l JOIN states s ON s.id = l.state_id
                    WHERE may_read(s.name, $1::text[])) AS locked""",
