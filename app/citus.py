@@ -193,6 +193,10 @@ async def distribute(conn: asyncpg.Connection, *, create_extension: bool = False
     if not todo:
         return done
     distributed = {name for name, p in target.items() if p is Placement.DISTRIBUTED}
+    # A distributed table's row triggers fire on its shards (configured_versions' forgets
+    # the version's configured_edges, a co-located shard): Citus distributes a table with
+    # triggers only when told that they are safe there.
+    await conn.execute("SET citus.enable_unsafe_triggers TO on")
     keys = await _keys(conn, sorted(todo))
     foreign = [k for k in keys if k.kind == "f"]
     # Foreign keys are dropped while their tables move and made again after, each kept
@@ -232,7 +236,11 @@ async def distribute(conn: asyncpg.Connection, *, create_extension: bool = False
         done.append(f"{name}: distributed by {DISTRIBUTION_COLUMN}, co-located with {ANCHOR}")
     for key in foreign:
         definition = key.definition
-        if key.table in distributed and _references(key) in distributed:
+        if (
+            key.table in distributed
+            and _references(key) in distributed
+            and DISTRIBUTION_COLUMN not in key.columns  # (state_id, serial) is kept as it is
+        ):
             definition = _foreign_with_state(definition)
             done.append(f"{key.table}: {key.name} is now {definition}")
         await conn.execute(f'ALTER TABLE {key.table} ADD CONSTRAINT "{key.name}" {definition}')

@@ -31,7 +31,7 @@ from uuid import UUID
 import asyncpg
 
 from app.errors import BadInput, Conflict, NotFound
-from app.graph.queries import CURRENT_VERSIONS, STATE_COLUMNS
+from app.graph.queries import STATE_COLUMNS
 from app.paging import ALL, Keyset, Page, paged_sql, single_page
 
 
@@ -294,15 +294,15 @@ stale AS (
 )
 # The states a policy ($1) is to be checked on: those it covers, and those where it has
 # open violations; each with its current serial.
-_POLICY_STATES = f"""
-    SELECT v.state_id, v.serial FROM policies p JOIN states s ON s.name LIKE p.states_like
-    JOIN {CURRENT_VERSIONS} v ON v.state_id = s.id WHERE p.id = $1"""
-_VIOLATED_STATES = f"""
-    SELECT v.state_id, v.serial
-    FROM (SELECT DISTINCT s.id AS state_id FROM states s
-          JOIN policy_violations pv ON pv.state_id = s.id
+_POLICY_STATES = """
+    SELECT s.id AS state_id, s.current_serial AS serial
+    FROM policies p JOIN states s ON s.name LIKE p.states_like
+    WHERE p.id = $1 AND s.current_serial IS NOT NULL"""
+_VIOLATED_STATES = """
+    SELECT s.id AS state_id, s.current_serial AS serial
+    FROM (SELECT DISTINCT pv.state_id FROM policy_violations pv
           WHERE pv.policy_id = $1 AND pv.serial_to IS NULL) o
-    JOIN {CURRENT_VERSIONS} v ON v.state_id = o.state_id"""
+    JOIN states s ON s.id = o.state_id WHERE s.current_serial IS NOT NULL"""
 
 
 async def check_policy(conn: asyncpg.Connection, policy_id: UUID, actor: str) -> None:

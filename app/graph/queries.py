@@ -32,11 +32,11 @@ def valid_at(alias: str, state_id: str = "$1", serial: str = "$2") -> str:
     )
 
 
-# Each state's current (highest serial) version, as a relation to join by state_id: one
-# pass over the versions' (state_id, serial DESC) index, grouped by state, which Citus
-# runs on each shard (a LATERAL ... LIMIT 1 per state it cannot push down).
-CURRENT_VERSIONS = """(SELECT DISTINCT ON (state_id) * FROM state_versions
-    ORDER BY state_id, serial DESC)"""
+# The current (highest serial) version `v` of each state `s`, to JOIN: by the serial its
+# row keeps (states.current_serial, migration 0028), one probe of the versions'
+# (state_id, serial) index a state. Citus runs it on each shard (`states` is a reference
+# table there), which it does not for a LATERAL ... LIMIT 1 per state.
+CURRENT_VERSION = "state_versions v ON v.state_id = s.id AND v.serial = s.current_serial"
 
 STATE_KEY = Keyset(("state_name",), (str,))
 VERSION_KEY = Keyset(("serial",), (int,))  # newest first
@@ -108,9 +108,8 @@ async def current_versions(
     a state (state_versions (state_id, serial DESC)), however many versions it has."""
     records = await conn.fetch(
         f"""SELECT {VERSION_COLUMNS}, {STATE_COLUMNS}
-            FROM (SELECT DISTINCT ON (v.state_id) * FROM state_versions v
-                  WHERE v.state_id = ANY($1::uuid[]) ORDER BY v.state_id, v.serial DESC) v
-            JOIN states s ON s.id = v.state_id""",
+            FROM states s JOIN {CURRENT_VERSION}
+            WHERE s.id = ANY($1::uuid[])""",
         state_ids,
     )
     return {r["state_id"]: r for r in records}
@@ -182,7 +181,7 @@ async def totals(conn: asyncpg.Connection, readable: list[str] | None = None) ->
     record = await conn.fetchrow(
         f"""SELECT (SELECT count(*) FROM states s WHERE may_read(s.name, $1::text[])) AS states,
                   (SELECT coalesce(sum(v.resource_count), 0) FROM states s
-                   JOIN {CURRENT_VERSIONS} v ON v.state_id = s.id
+                   JOIN {CURRENT_VERSION}
                    WHERE may_read(s.name, $1::text[])) AS resources,
                   (SELECT count(*) FROM state_locks l JOIN states s ON s.id = l.state_id
                    WHERE may_read(s.name, $1::text[])) AS locked""",

@@ -10,7 +10,7 @@ import asyncpg
 
 from app.errors import BadInput, NotFound
 from app.graph.links import hides_linked_outputs, sensitive_attributes
-from app.graph.queries import CURRENT_VERSIONS, STATE_COLUMNS, VERSION_COLUMNS, valid_at
+from app.graph.queries import CURRENT_VERSION, STATE_COLUMNS, VERSION_COLUMNS, valid_at
 from app.graph.sensitive import is_index, sensitive_paths, withhold
 from app.paging import ALL, Keyset, Page, paged_sql, pages_by_owner, single_page
 
@@ -65,8 +65,8 @@ RESOURCE_JOINS = f"""{ROW_JOIN}
 # The current version of every state (the `state_versions (state_id, serial DESC)` index);
 # the rows still open (serial_to NULL) are exactly the current version's.
 CURRENT_SCOPE = f"""states s
-    JOIN {CURRENT_VERSIONS} v ON v.state_id = s.id
-    JOIN resources r ON r.state_id = s.id AND r.serial_to IS NULL"""
+    JOIN {CURRENT_VERSION}
+    JOIN resources r ON r.state_id = v.state_id AND r.serial_to IS NULL"""
 # Versions `v` given by the statement, their rows by serial range.
 VERSION_SCOPE = f"""state_versions v JOIN states s ON s.id = v.state_id
     JOIN resources r ON {valid_at("r", "v.state_id", "v.serial")}"""

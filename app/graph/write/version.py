@@ -115,7 +115,10 @@ async def _write_version(
             await links.record_stale(conn, state_id, version.serial, actor=actor)
             await sealing.reseal_consumers(conn, name)
         await conn.execute(
-            "UPDATE states SET lineage = nullif($2, '') WHERE id = $1", state_id, version.lineage
+            "UPDATE states SET lineage = nullif($2, ''), current_serial = $3 WHERE id = $1",
+            state_id,
+            version.lineage,
+            version.serial,
         )
         await append_event(
             conn,
