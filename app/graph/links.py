@@ -188,8 +188,9 @@ def _lineage(state: NormalizedState | ScannedState, refs: list[InstanceShape]) -
 
 # A link joins rows of two states (two shards on Citus), so it is read in steps, each on
 # the rows of one side: the consumers' links with the outputs their data source read
-# (`_LINKED`), the producers (`_PRODUCERS`), the producers' outputs (`_PRODUCED`, every
-# stored version's); then each output read is compared with the producer's (`_compare`).
+# (`_LINKED`), the producers (`_PRODUCERS`), the producers' outputs (`_PRODUCED`: those
+# read, every stored version's, the value of the current one only); then each output read
+# is compared with the producer's (`_compare`).
 _LINKED = """
     SELECT c.id AS consumer_id, c.name AS consumer_name, c.kind AS consumer_kind,
            c.lineage AS consumer_lineage, c.created_at AS consumer_created_at,
@@ -211,10 +212,12 @@ _PRODUCERS = """
     WHERE ($1::uuid[] IS NULL OR p.id = ANY($1::uuid[]))
       AND ($2::text[] IS NULL OR p.name = ANY($2::text[])) AND may_read(p.name, $3::text[])"""
 _PRODUCED = """
-    SELECT o.state_id, o.name, o.value, coalesce(o.sensitive, false) AS sensitive,
-           o.serial_from, o.serial_to, coalesce(o.value_digest, md5(o.value::text)) AS digest
+    SELECT o.state_id, o.name, CASE WHEN o.serial_to IS NULL THEN o.value END AS value,
+           coalesce(o.sensitive, false) AS sensitive, o.serial_from, o.serial_to,
+           coalesce(o.value_digest, md5(o.value::text)) AS digest
     FROM states p JOIN outputs o ON o.state_id = p.id
-    WHERE p.id = ANY($1::uuid[]) AND o.state_id = ANY($1::uuid[])  -- the shards named"""
+    WHERE p.id = ANY($1::uuid[]) AND o.state_id = ANY($1::uuid[])  -- the shards named
+      AND o.name = ANY($2::text[])"""
 
 
 _NO_STATE = UUID(int=0)
@@ -292,7 +295,9 @@ async def read_links(
     # with no producer, an id no state has: the statement still runs (a read costs the
     # same statements however many links it finds), on one shard
     ids = [r["producer_id"] for r in states.values()] or [_NO_STATE]
-    for output in await conn.fetch(_PRODUCED, ids):
+    # only the outputs some link read; a past version's value is never shown
+    read = sorted({name for link in linked for name in link["digests"]})
+    for output in await conn.fetch(_PRODUCED, ids, read):
         produced.setdefault(output["state_id"], []).append(dict(output))
     links: list[dict[str, Any]] = []
     for link in linked:
