@@ -299,10 +299,9 @@ _POLICY_STATES = """
     FROM policies p JOIN states s ON s.name LIKE p.states_like
     WHERE p.id = $1 AND s.current_serial IS NOT NULL"""
 _VIOLATED_STATES = """
-    SELECT s.id AS state_id, s.current_serial AS serial
-    FROM (SELECT DISTINCT pv.state_id FROM policy_violations pv
-          WHERE pv.policy_id = $1 AND pv.serial_to IS NULL) o
-    JOIN states s ON s.id = o.state_id WHERE s.current_serial IS NOT NULL"""
+    SELECT DISTINCT s.id AS state_id, s.current_serial AS serial
+    FROM states s JOIN policy_violations pv ON pv.state_id = s.id
+    WHERE pv.policy_id = $1 AND pv.serial_to IS NULL AND s.current_serial IS NOT NULL"""
 
 
 async def check_policy(conn: asyncpg.Connection, policy_id: UUID, actor: str) -> None:
