@@ -134,6 +134,8 @@ class Settings:
     # address under one of them, or the listen address, links to the state it names
     public_urls: tuple[Server, ...] = ()
     webhooks: WebhookSettings = field(default_factory=WebhookSettings)
+    # migrate creates the citus extension and shards the graph by state (app/citus.py)
+    citus: bool = False
 
     @classmethod
     def from_env(cls) -> "Settings":
@@ -183,6 +185,7 @@ class Settings:
             blast_cache_rows=int(env.get("INFRAGRAPH_BLAST_CACHE_ROWS", 5_000_000)),
             blast_cache_seconds=int(env.get("INFRAGRAPH_BLAST_CACHE_SECONDS", 3600)),
             encryption_key=_key(env, "INFRAGRAPH_ENCRYPTION_KEY"),
+            citus=env.get("INFRAGRAPH_CITUS", "0") not in ("0", "false", "no", ""),
             encryption_key_old=_key(env, "INFRAGRAPH_ENCRYPTION_KEY_OLD"),
             public_urls=_servers(env.get("INFRAGRAPH_PUBLIC_URLS", "")),
             webhooks=WebhookSettings.from_env(env),

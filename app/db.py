@@ -17,6 +17,7 @@ from typing import Any, cast
 import asyncpg
 from asyncpg.exceptions import _base as asyncpg_base
 
+from app import citus as sharding
 from app import jsonutil
 from app.config import Settings
 from app.errors import AppError, BadInput, LimitExceeded, Unavailable
@@ -263,10 +264,17 @@ def migration_files(directory: Path = MIGRATIONS_DIR) -> list[Path]:
 
 
 async def migrate(
-    conn: asyncpg.Connection, directory: Path = MIGRATIONS_DIR, *, until: int | None = None
+    conn: asyncpg.Connection,
+    directory: Path = MIGRATIONS_DIR,
+    *,
+    until: int | None = None,
+    citus: bool = False,
 ) -> list[str]:
     """Apply pending migrations in order, each in its own transaction; with `until`, only
-    those numbered up to it (a database as an older release left it). Returns their names."""
+    those numbered up to it (a database as an older release left it). Then, on a database
+    with the citus extension (created first with `citus`), distributes what is not yet
+    (app/citus.py). Returns the names of the migrations applied and a line for each
+    distribution step."""
     files = migration_files(directory)
     if not files:
         raise RuntimeError(f"no migrations found in {directory}: the installation is incomplete")
@@ -289,6 +297,10 @@ async def migrate(
                 await conn.execute("INSERT INTO schema_migrations (name) VALUES ($1)", path.name)
             log.info("applied migration %s", path.name)
             applied.append(path.name)
+        if until is None and (citus or await sharding.installed(conn)):
+            for step in await sharding.distribute(conn, create_extension=citus):
+                log.info("citus: %s", step)
+                applied.append(step)
     finally:
         await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK_KEY)
     return applied

@@ -172,7 +172,7 @@ def create_app(settings: Settings | None = None, *, database_url: str | None = N
             acquire_timeout=settings.pool_timeout_s,
         )
         async with db.connection(pool) as conn:
-            await db.migrate(conn)
+            await db.migrate(conn, citus=settings.citus)
         crypto.use(crypto.Keyring(settings.encryption_key, settings.encryption_key_old))
         if settings.encryption_key is None:
             log.warning(

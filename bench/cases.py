@@ -1367,3 +1367,6 @@ GROUPS["configuration"] = CONFIGURATION_GROUP
 from bench.leases import LEASES_GROUP  # noqa: E402  (it uses the helpers above)
 
 GROUPS["leases"] = LEASES_GROUP
+from bench.citus import CITUS_GROUP  # noqa: E402  (it uses the helpers above)
+
+GROUPS["citus"] = CITUS_GROUP

@@ -38,16 +38,19 @@ def migrate() -> None:
 
     from app import db
 
-    async def run() -> None:
-        conn = await asyncpg.connect(db.database_url(_settings()))
+    settings = _settings()
+
+    async def run() -> list[str]:
+        conn = await asyncpg.connect(db.database_url(settings))
         try:
             await db.init_connection(conn)
-            await db.migrate(conn)
+            return await db.migrate(conn, citus=settings.citus)
         finally:
             await conn.close()
 
     try:
-        asyncio.run(run())
+        for step in asyncio.run(run()):
+            click.echo(step, err=True)
     except (OSError, asyncpg.PostgresError) as exc:
         fail(Refused([f"migrate: {exc}"]))
     click.echo("database is up to date", err=True)

@@ -23,22 +23,24 @@ from app.graph.resources import KEYS_AT_VERSIONS, ResourceKey, key_arrays
 
 EXPLICIT, IMPLICIT, DECLARED = "explicit", "implicit", "declared"
 
-# The version ($1 state, $2 serial) marked with the state's configuration, and its
-# declared edges copied with their reasons. A pair both referenced and in depends_on is
-# implicit (the reference is what the value needs).
+# The version ($1 state, $2 serial) marked with the state's configuration (none: the
+# state has none, and nothing follows).
+_MARK = """
+    INSERT INTO configured_versions (state_id, serial, configuration_id)
+    SELECT sc.state_id, $2, sc.configuration_id FROM state_configurations sc
+    WHERE sc.state_id = $1
+    RETURNING configuration_id"""
+# Then its declared edges copied with their reasons, those of the configuration $3 (of the
+# same state: each statement names the state, one shard on Citus). A pair both referenced
+# and in depends_on is implicit (the reference is what the value needs).
 _CONFIGURE = f"""
-    WITH marked AS (
-        INSERT INTO configured_versions (state_id, serial, configuration_id)
-        SELECT sc.state_id, $2, sc.configuration_id FROM state_configurations sc
-        WHERE sc.state_id = $1
-        RETURNING configuration_id),
     -- each resource's address without instance keys, once (not once per edge)
-    addresses AS (
+    WITH addresses AS (
         SELECT r.id, config_address(r.address) AS address FROM resources r
-        WHERE {valid_at("r")} AND EXISTS (SELECT FROM marked)),
+        WHERE {valid_at("r")}),
     refs AS (
         SELECT DISTINCT ON (x.source, x.target) x.source, x.target, x.reason, x.attributes
-        FROM marked c JOIN configuration_references x ON x.configuration_id = c.configuration_id
+        FROM configuration_references x WHERE x.state_id = $1 AND x.configuration_id = $3
         ORDER BY x.source, x.target, x.reason DESC)  -- 'implicit' sorts after 'explicit'
     INSERT INTO configured_edges
         (state_id, serial, from_resource_id, to_resource_id, reason, attributes, direct)
@@ -64,7 +66,9 @@ async def configure_version(
             state_id,
             serial,
         )
-    await conn.execute(_CONFIGURE, state_id, serial)
+    configuration_id = await conn.fetchval(_MARK, state_id, serial)
+    if configuration_id is not None:
+        await conn.execute(_CONFIGURE, state_id, serial, configuration_id)
 
 
 # Each resource ($1 row ids at $2 versions) with its edges one way: the configured

@@ -9,7 +9,7 @@ patterns, app.access: a link is read only when both its states may be).
 """
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 from uuid import UUID
 
@@ -30,8 +30,7 @@ _LINKED_SENSITIVE = """(
     SELECT coalesce(jsonb_agg(p.path), '[]'::jsonb)
     FROM state_links l
     JOIN states ps ON ps.name = l.producer_name
-    CROSS JOIN LATERAL (SELECT DISTINCT o.name FROM outputs o
-                        WHERE o.state_id = ps.id AND o.sensitive AND l.outputs ? o.name) o
+    JOIN sensitive_outputs o ON o.state_id = ps.id AND l.outputs ? o.name
     CROSS JOIN LATERAL (VALUES
         (jsonb_build_array(jsonb_build_object('type', 'get_attr', 'value', 'outputs'),
                            jsonb_build_object('type', 'get_attr', 'value', 'value'),
@@ -54,6 +53,34 @@ def hides_linked_outputs(r: str) -> str:
     """SQL: row `r` is a data source whose read outputs include one sensitive in its
     producer (an attribute search on `outputs` never matches it)."""
     return f"({r}.type = 'terraform_remote_state' AND {_LINKED_SENSITIVE.format(r=r)} <> '[]')"
+
+
+async def note_sensitive_outputs(conn: asyncpg.Connection, state_id: UUID) -> None:
+    """Keeps `sensitive_outputs` (migration 0027) for a state whose outputs were written or
+    pruned: the names sensitive in a version it keeps. Written only when they differ (on
+    Citus a reference table: a write there reaches every node)."""
+    names = await conn.fetchval(
+        """SELECT coalesce(array_agg(DISTINCT name), '{}') FROM outputs
+           WHERE state_id = $1 AND sensitive""",
+        state_id,
+    )
+    known = await conn.fetchval(
+        "SELECT coalesce(array_agg(name), '{}') FROM sensitive_outputs WHERE state_id = $1",
+        state_id,
+    )
+    if set(names) == set(known):
+        return
+    await conn.execute(
+        "DELETE FROM sensitive_outputs WHERE state_id = $1 AND NOT name = ANY($2::text[])",
+        state_id,
+        names,
+    )
+    await conn.execute(
+        """INSERT INTO sensitive_outputs (state_id, name) SELECT $1, unnest($2::text[])
+           ON CONFLICT DO NOTHING""",
+        state_id,
+        sorted(set(names) - set(known)),
+    )
 
 
 async def _close(
@@ -159,59 +186,87 @@ def _lineage(state: NormalizedState | ScannedState, refs: list[InstanceShape]) -
     return output_lineage(state.outputs, attributes, lambda: resolve_edges(refs))
 
 
-# The outputs a link read, each with its value read (in the data source's `outputs`
-# attribute, `rv`; the link keeps its hash) and its value in the producer's current
-# version: null when sensitive there in any stored version (never shown); `changed` when
-# their hashes differ (a missing output has changed), `since` the producer serial at which
-# the value stopped being the one read.
-_READ_OUTPUTS = """
-    SELECT coalesce(jsonb_agg(jsonb_build_object(
-               'name', n.name, 'sensitive', n.sensitive, 'present', n.present,
-               'read', CASE WHEN n.sensitive THEN NULL ELSE n.read END,
-               'current', CASE WHEN n.sensitive THEN NULL ELSE n.current END,
-               'changed', n.changed, 'since', n.since) ORDER BY n.name), '[]') AS outputs,
-           coalesce(bool_or(n.changed), false) AS stale,
-           min(n.since) FILTER (WHERE n.changed) AS since
-    FROM (SELECT n.name, rv.outputs -> n.name AS read, o.value AS current,
-                 o.name IS NOT NULL AS present,
-                 EXISTS (SELECT FROM outputs h WHERE h.state_id = p.id AND h.name = n.name
-                                                 AND h.sensitive) AS sensitive,
-                 o.name IS NULL OR o.digest <> n.digest AS changed,
-                 CASE WHEN o.name IS NULL OR o.digest <> n.digest THEN
-                     coalesce(
-                         (SELECT max(h.serial_to) FROM outputs h
-                          WHERE h.state_id = p.id AND h.name = n.name AND h.serial_to IS NOT NULL
-                            AND coalesce(h.value_digest, md5(h.value::text)) = n.digest),
-                         o.serial_from,
-                         (SELECT max(h.serial_to) FROM outputs h
-                          WHERE h.state_id = p.id AND h.name = n.name))
-                 END AS since
-          FROM jsonb_each_text(l.outputs) AS n (name, digest)
-          LEFT JOIN LATERAL (
-              SELECT o.*, coalesce(o.value_digest, md5(o.value::text)) AS digest
-              FROM outputs o
-              WHERE o.state_id = p.id AND o.name = n.name AND o.serial_to IS NULL) o ON true
-         ) n"""
-
-_LINKS = f"""
+# A link joins rows of two states (two shards on Citus), so it is read in steps, each on
+# the rows of one side: the consumers' links with the outputs their data source read
+# (`_LINKED`), the producers (`_PRODUCERS`), the producers' outputs (`_PRODUCED`: those
+# read, every stored version's, the value of the current one only); then each output read
+# is compared with the producer's (`_compare`).
+_LINKED = """
     SELECT c.id AS consumer_id, c.name AS consumer_name, c.kind AS consumer_kind,
            c.lineage AS consumer_lineage, c.created_at AS consumer_created_at,
-           p.id AS producer_id, p.name AS producer_name, p.kind AS producer_kind,
-           p.lineage AS producer_lineage, p.created_at AS producer_created_at,
-           l.address, l.resource_id, x.outputs, x.stale, x.since
+           l.producer_name, l.address, l.resource_id, l.outputs AS digests,
+           CASE WHEN (r.attributes -> 'outputs') ?& ARRAY['value', 'type']
+                     AND (r.attributes -> 'outputs') - 'value' - 'type' = '{}'::jsonb
+                THEN r.attributes -> 'outputs' -> 'value'
+                ELSE r.attributes -> 'outputs' END AS outputs
     FROM states c
     JOIN state_links l ON l.state_id = c.id AND l.serial_to IS NULL
-    JOIN states p ON p.name = l.producer_name
     JOIN resources r ON r.state_id = l.state_id AND r.id = l.resource_id
-    CROSS JOIN LATERAL (SELECT CASE WHEN d.o ?& ARRAY['value', 'type']
-                                     AND (SELECT count(*) FROM jsonb_object_keys(d.o)) = 2
-                                    THEN d.o -> 'value' ELSE d.o END AS outputs
-                        FROM (SELECT r.attributes -> 'outputs' AS o) d) rv
-    CROSS JOIN LATERAL ({_READ_OUTPUTS}) x
     WHERE ($1::uuid[] IS NULL OR c.id = ANY($1::uuid[]))
-      AND ($2::uuid[] IS NULL OR p.id = ANY($2::uuid[]))
-      AND may_read(c.name, $3::text[]) AND may_read(p.name, $3::text[])
-    ORDER BY c.name COLLATE "C", l.address COLLATE "C\""""
+      AND ($2::text[] IS NULL OR l.producer_name = ANY($2::text[]))
+      AND may_read(c.name, $3::text[])"""
+_PRODUCERS = """
+    SELECT p.id AS producer_id, p.name AS producer_name, p.kind AS producer_kind,
+           p.lineage AS producer_lineage, p.created_at AS producer_created_at
+    FROM states p
+    WHERE ($1::uuid[] IS NULL OR p.id = ANY($1::uuid[]))
+      AND ($2::text[] IS NULL OR p.name = ANY($2::text[])) AND may_read(p.name, $3::text[])"""
+_PRODUCED = """
+    SELECT o.state_id, o.name, CASE WHEN o.serial_to IS NULL THEN o.value END AS value,
+           coalesce(o.sensitive, false) AS sensitive, o.serial_from, o.serial_to,
+           coalesce(o.value_digest, md5(o.value::text)) AS digest
+    FROM states p JOIN outputs o ON o.state_id = p.id
+    WHERE p.id = ANY($1::uuid[]) AND o.state_id = ANY($1::uuid[])  -- the shards named
+      AND o.name = ANY($2::text[])"""
+
+
+_NO_STATE = UUID(int=0)
+
+
+def _compare(
+    digests: Mapping[str, str], read: Any, produced: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The outputs a link read (`digests`: name -> digest of the value read; `read`: the
+    values) against the producer's rows (`produced`, every stored version's): each with
+    its value read and its current value, null when sensitive in any stored version;
+    `changed` when the digests differ (a missing output has changed); `since`, the
+    producer serial at which the value stopped being the one read."""
+    outputs = []
+    for name in sorted(digests):
+        digest = digests[name]
+        rows = [o for o in produced if o["name"] == name]
+        current = next((o for o in rows if o["serial_to"] is None), None)
+        sensitive = any(o["sensitive"] for o in rows)
+        changed = current is None or current["digest"] != digest
+        since = None
+        if changed:
+            ended = [o["serial_to"] for o in rows if o["serial_to"] is not None]
+            same = [
+                o["serial_to"] for o in rows if o["serial_to"] is not None and o["digest"] == digest
+            ]
+            since = (
+                max(same)
+                if same
+                else (current["serial_from"] if current is not None else max(ended, default=None))
+            )
+        value = read.get(name) if isinstance(read, dict) else None
+        outputs.append(
+            {
+                "name": name,
+                "sensitive": sensitive,
+                "present": current is not None,
+                "read": None if sensitive else value,
+                "current": None if sensitive or current is None else current["value"],
+                "changed": changed,
+                "since": since,
+            }
+        )
+    changes = [o["since"] for o in outputs if o["changed"] and o["since"] is not None]
+    return {
+        "outputs": outputs,
+        "stale": any(o["changed"] for o in outputs),
+        "since": min(changes, default=None),
+    }
 
 
 async def read_links(
@@ -220,30 +275,60 @@ async def read_links(
     consumers: list[UUID] | None = None,
     producers: list[UUID] | None = None,
     readable: list[str] | None = None,
-) -> list[asyncpg.Record]:
+) -> list[dict[str, Any]]:
     """The links of the consumers' current versions to the producers (None: any), by
     consumer name then data source address: the consumer's and the producer's state
     columns (consumer_id, consumer_name, consumer_kind, ...; producer_id, ...), address
-    (the data source's), resource_id (its row), outputs (as _READ_OUTPUTS), stale, since."""
-    return await conn.fetch(_LINKS, consumers, producers, readable)
+    (the data source's), resource_id (its row), outputs (as `_compare`), stale, since."""
+    names = None
+    if producers is not None:
+        found = await conn.fetch(_PRODUCERS, producers, None, readable)
+        names = [r["producer_name"] for r in found]
+    if names == []:  # no producer: no link (and no statement over every consumer)
+        return []
+    linked = await conn.fetch(_LINKED, consumers, names, readable)
+    wanted = sorted({r["producer_name"] for r in linked})
+    states = {
+        r["producer_name"]: r for r in await conn.fetch(_PRODUCERS, producers, wanted, readable)
+    }
+    produced: dict[UUID, list[Mapping[str, Any]]] = {}
+    # with no producer, an id no state has: the statement still runs (a read costs the
+    # same statements however many links it finds), on one shard
+    ids = [r["producer_id"] for r in states.values()] or [_NO_STATE]
+    # only the outputs some link read; a past version's value is never shown
+    read = sorted({name for link in linked for name in link["digests"]})
+    for output in await conn.fetch(_PRODUCED, ids, read):
+        produced.setdefault(output["state_id"], []).append(dict(output))
+    links: list[dict[str, Any]] = []
+    for link in linked:
+        producer = states.get(link["producer_name"])
+        if producer is None:
+            continue
+        compared = _compare(
+            link["digests"], link["outputs"], produced.get(producer["producer_id"], [])
+        )
+        kept = {k: v for k, v in link.items() if k not in ("producer_name", "digests", "outputs")}
+        links.append({**kept, **dict(producer), **compared})
+    links.sort(key=lambda r: (r["consumer_name"], r["address"]))
+    return links
 
 
 async def links_by_producer(
     conn: asyncpg.Connection, producer_ids: list[UUID], readable: list[str] | None = None
-) -> dict[UUID, list[asyncpg.Record]]:
+) -> dict[UUID, list[dict[str, Any]]]:
     found = await read_links(conn, producers=producer_ids, readable=readable)
     return _grouped(found, "producer_id")
 
 
 async def links_by_consumer(
     conn: asyncpg.Connection, consumer_ids: list[UUID], readable: list[str] | None = None
-) -> dict[UUID, list[asyncpg.Record]]:
+) -> dict[UUID, list[dict[str, Any]]]:
     found = await read_links(conn, consumers=consumer_ids, readable=readable)
     return _grouped(found, "consumer_id")
 
 
-def _grouped(records: list[asyncpg.Record], column: str) -> dict[UUID, list[asyncpg.Record]]:
-    grouped: dict[UUID, list[asyncpg.Record]] = {}
+def _grouped(records: list[dict[str, Any]], column: str) -> dict[UUID, list[dict[str, Any]]]:
+    grouped: dict[UUID, list[dict[str, Any]]] = {}
     for record in records:
         grouped.setdefault(record[column], []).append(record)
     return grouped
@@ -251,7 +336,7 @@ def _grouped(records: list[asyncpg.Record], column: str) -> dict[UUID, list[asyn
 
 async def record_stale(
     conn: asyncpg.Connection, producer_id: UUID, serial: int, *, actor: str
-) -> list[asyncpg.Record]:
+) -> list[dict[str, Any]]:
     """A `consumer-stale` event for each consumer this write of the producer (at `serial`)
     made stale: stale now, and each output it read that differs stopped being the value
     read at this serial (so none differed before). Returns their links."""

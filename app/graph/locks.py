@@ -138,17 +138,19 @@ _LOCK = f"""
 # UNLOCK in one statement: lock the state's row, release the lock when `$2` (the lock
 # ID; NULL = any: a force-unlock) is the lock's and the caller `$3` holds it (or `$4`: is
 # an admin), record the event (a force-unlock unless the holder released it by its ID),
-# and return the lock.
+# and return the lock. `$6` is the state's id, looked up before: each statement on
+# state_locks names it (one shard on Citus).
 _UNLOCK = f"""
     WITH state AS (
-        SELECT id FROM states WHERE name = $1 FOR UPDATE
+        SELECT id FROM states WHERE name = $1 AND id = $6 FOR UPDATE
     ), holder AS (
         SELECT l.state_id, l.lock_id, l.info, l.holder,
                $2::text IS NOT NULL AND (l.holder IS NULL OR l.holder = $3) AS own
-        FROM state_locks l JOIN state ON l.state_id = state.id
+        FROM state_locks l JOIN state ON l.state_id = state.id WHERE l.state_id = $6
     ), released AS (
         DELETE FROM state_locks l USING holder h
-        WHERE l.state_id = h.state_id AND ($2::text IS NULL OR h.lock_id = $2) AND (h.own OR $4)
+        WHERE l.state_id = $6 AND l.state_id = h.state_id
+          AND ($2::text IS NULL OR h.lock_id = $2) AND (h.own OR $4)
         RETURNING l.state_id
     ), event AS (
         INSERT INTO events (state_id, state_name, action, actor, detail)
@@ -204,8 +206,11 @@ async def unlock(
     when `who` names a lock it does not hold.
     """
     doing = f"UNLOCK state {name!r}"
+    state_id = await conn.fetchval("SELECT id FROM states WHERE name = $1", name)
+    if state_id is None:
+        return False
     holder = await conn.fetchrow(
-        _UNLOCK, name, lock_id, who.name, who.has(Role.ADMIN), _claims(who)
+        _UNLOCK, name, lock_id, who.name, who.has(Role.ADMIN), _claims(who), state_id
     )
     if holder is None:
         return False

@@ -215,7 +215,7 @@ _RECORD = """,
 resolved AS (
     UPDATE policy_violations pv SET serial_to = stale.serial, resolved_at = now(),
         resolved_by = {actor}
-    FROM stale WHERE pv.state_id = stale.state_id AND pv.id = stale.id
+    FROM stale WHERE pv.state_id = {state} AND pv.state_id = stale.state_id AND pv.id = stale.id
     RETURNING pv.state_id, pv.policy_id, pv.address, pv.serial_to AS serial),
 opened AS (
     INSERT INTO policy_violations (state_id, policy_id, address, serial_from, opened_by)
@@ -238,9 +238,10 @@ FROM changes c JOIN states s ON s.id = c.state_id JOIN policies pol ON pol.id = 
 ORDER BY s.name, c.address, pol.name"""
 
 
-def _recorded(evaluation: str, *, actor: str) -> str:
-    """`evaluation` (CTEs `hits` and `stale`) followed by `_RECORD`."""
-    return evaluation + _RECORD.format(actor=actor)
+def _recorded(evaluation: str, *, actor: str, state: str) -> str:
+    """`evaluation` (CTEs `hits` and `stale`, of the one state `state`) followed by
+    `_RECORD`."""
+    return evaluation + _RECORD.format(actor=actor, state=state)
 
 
 # One write: the policies covering the state, over the rows it inserted ($4); open
@@ -267,32 +268,52 @@ stale AS (
     WHERE NOT EXISTS (SELECT 1 FROM hits h
                       WHERE h.policy_id = pv.policy_id AND h.address = pv.address))""",
     actor="$6",
+    state="$1",
 )
 
-# One policy ($1) over the current version of every state it covers; its open
-# violations elsewhere resolve at their state's current serial.
+# One policy ($1) over the current version (serial $4) of one state ($3): its open
+# violations there that no longer hold resolve at that serial. The server runs it state by
+# state (check_policy), so that each statement stays on its state's shard on Citus.
 _CHECK_POLICY = _recorded(
     """WITH pol AS (
-    SELECT id, path, type_like, provider_like, states_like FROM policies WHERE id = $1),
-currents AS (
-    SELECT s.id AS state_id, v.serial FROM pol JOIN states s ON s.name LIKE pol.states_like
-    CROSS JOIN LATERAL (SELECT serial FROM state_versions WHERE state_id = s.id
-                        ORDER BY serial DESC LIMIT 1) v),
+    SELECT p.id, p.path, p.type_like, p.provider_like FROM policies p
+    JOIN states s ON s.id = $3 AND s.name LIKE p.states_like WHERE p.id = $1),
 hits AS (
-    SELECT c.state_id, pol.id AS policy_id, r.address, c.serial
-    FROM pol CROSS JOIN currents c
-    JOIN resources r ON r.state_id = c.state_id AND r.serial_to IS NULL
-    WHERE r.type LIKE pol.type_like AND r.provider LIKE pol.provider_like
+    SELECT r.state_id, pol.id AS policy_id, r.address, $4::bigint AS serial
+    FROM pol CROSS JOIN resources r
+    WHERE r.state_id = $3 AND r.serial_to IS NULL
+      AND r.type LIKE pol.type_like AND r.provider LIKE pol.provider_like
       AND policy_view(r.attributes, r.sensitive_attributes) @@ pol.path),
 stale AS (
-    SELECT pv.id, pv.state_id,
-           (SELECT max(serial) FROM state_versions v WHERE v.state_id = s.id) AS serial
-    FROM policy_violations pv JOIN states s ON s.id = pv.state_id
-    WHERE pv.policy_id = $1 AND pv.serial_to IS NULL
-      AND NOT EXISTS (SELECT 1 FROM hits h
-                      WHERE h.state_id = pv.state_id AND h.address = pv.address))""",
+    SELECT pv.id, pv.state_id, $4::bigint AS serial
+    FROM policy_violations pv
+    WHERE state_id = $3 AND pv.policy_id = $1 AND pv.serial_to IS NULL
+      AND NOT EXISTS (SELECT 1 FROM hits h WHERE h.address = pv.address))""",
     actor="$2",
+    state="$3",
 )
+# The states a policy ($1) is to be checked on: those it covers, and those where it has
+# open violations; each with its current serial.
+_POLICY_STATES = """
+    SELECT s.id AS state_id, s.current_serial AS serial
+    FROM policies p JOIN states s ON s.name LIKE p.states_like
+    WHERE p.id = $1 AND s.current_serial IS NOT NULL"""
+_VIOLATED_STATES = """
+    SELECT DISTINCT s.id AS state_id, s.current_serial AS serial
+    FROM states s JOIN policy_violations pv ON pv.state_id = s.id
+    WHERE pv.policy_id = $1 AND pv.serial_to IS NULL AND s.current_serial IS NOT NULL"""
+
+
+async def check_policy(conn: asyncpg.Connection, policy_id: UUID, actor: str) -> None:
+    """Evaluates a policy over the current version of every state it covers, one state at
+    a time (in the caller's transaction, under the policies' lock)."""
+    states = {
+        r["state_id"]: r["serial"]
+        for sql in (_POLICY_STATES, _VIOLATED_STATES)
+        for r in await conn.fetch(sql, policy_id)
+    }
+    for state_id, serial in sorted(states.items()):
+        await conn.fetch(_CHECK_POLICY, policy_id, actor, state_id, serial)
 
 
 def _findings(records: Sequence[asyncpg.Record]) -> list[Finding]:
@@ -334,16 +355,18 @@ async def preview(
     records = await conn.fetch(
         """WITH planned AS (
                SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::jsonb[])
-                   AS i (address, type, provider, attributes))
+                   AS i (address, type, provider, attributes)),
+           open AS MATERIALIZED (  -- read on the state's shard, then joined
+               SELECT pv.address, pv.policy_id FROM states s
+               JOIN policy_violations pv ON pv.state_id = s.id AND pv.serial_to IS NULL
+               WHERE s.name = $1)
            SELECT i.address, $1 AS state_name, pol.name AS policy,
                   pol.severity, pol.enforce
            FROM planned i
            JOIN policies pol ON $1 LIKE pol.states_like AND i.type LIKE pol.type_like
                 AND i.provider LIKE pol.provider_like
            WHERE i.attributes @@ pol.path AND NOT EXISTS (
-               SELECT 1 FROM states s
-               JOIN policy_violations pv ON pv.state_id = s.id AND pv.serial_to IS NULL
-               WHERE s.name = $1 AND pv.address = i.address AND pv.policy_id = pol.id)
+               SELECT 1 FROM open o WHERE o.address = i.address AND o.policy_id = pol.id)
            ORDER BY i.address, pol.name""",
         state_name,
         [i["address"] for i in instances],
@@ -451,7 +474,7 @@ async def create_policy(
         )
         if policy_id is None:
             raise Conflict(f"a policy named {spec.name!r} exists", {"name": spec.name})
-        await conn.fetch(_CHECK_POLICY, policy_id, actor)
+        await check_policy(conn, policy_id, actor)
         return await _locked_row(conn, spec.name)
 
 
@@ -498,7 +521,7 @@ async def update_policy(
             new.enforce,
         )
         if any(getattr(new, f) != getattr(old, f) for f in _SCOPE_FIELDS):
-            await conn.fetch(_CHECK_POLICY, record["policy_id"], actor)
+            await check_policy(conn, record["policy_id"], actor)
         return await _locked_row(conn, name)
 
 

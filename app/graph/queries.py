@@ -32,6 +32,12 @@ def valid_at(alias: str, state_id: str = "$1", serial: str = "$2") -> str:
     )
 
 
+# The current (highest serial) version `v` of each state `s`, to JOIN: by the serial its
+# row keeps (states.current_serial, migration 0028), one probe of the versions'
+# (state_id, serial) index a state. Citus runs it on each shard (`states` is a reference
+# table there), which it does not for a LATERAL ... LIMIT 1 per state.
+CURRENT_VERSION = "state_versions v ON v.state_id = s.id AND v.serial = s.current_serial"
+
 STATE_KEY = Keyset(("state_name",), (str,))
 VERSION_KEY = Keyset(("serial",), (int,))  # newest first
 
@@ -102,9 +108,7 @@ async def current_versions(
     a state (state_versions (state_id, serial DESC)), however many versions it has."""
     records = await conn.fetch(
         f"""SELECT {VERSION_COLUMNS}, {STATE_COLUMNS}
-            FROM states s CROSS JOIN LATERAL (
-                SELECT * FROM state_versions v WHERE v.state_id = s.id
-                ORDER BY v.serial DESC LIMIT 1) v
+            FROM states s JOIN {CURRENT_VERSION}
             WHERE s.id = ANY($1::uuid[])""",
         state_ids,
     )
@@ -175,10 +179,9 @@ async def totals(conn: asyncpg.Connection, readable: list[str] | None = None) ->
     """How many states, resource instances in their current versions, and locks held; of
     the states `readable` lets a caller see (app.access)."""
     record = await conn.fetchrow(
-        """SELECT (SELECT count(*) FROM states s WHERE may_read(s.name, $1::text[])) AS states,
+        f"""SELECT (SELECT count(*) FROM states s WHERE may_read(s.name, $1::text[])) AS states,
                   (SELECT coalesce(sum(v.resource_count), 0) FROM states s
-                   CROSS JOIN LATERAL (SELECT resource_count FROM state_versions
-                                       WHERE state_id = s.id ORDER BY serial DESC LIMIT 1) v
+                   JOIN {CURRENT_VERSION}
                    WHERE may_read(s.name, $1::text[])) AS resources,
                   (SELECT count(*) FROM state_locks l JOIN states s ON s.id = l.state_id
                    WHERE may_read(s.name, $1::text[])) AS locked""",

@@ -253,18 +253,22 @@ async def raw_version(
     its bytes when they are at most PIECE_BYTES long (bigger ones are read with
     stream_raw; none with `read` False: its MD5 may be all the caller needs); None when
     there is no such version."""
+    # the state by name first, then its version by its id (one shard on Citus)
+    state_id = await conn.fetchval("SELECT id FROM states WHERE name = $1", name)
+    if state_id is None:
+        return None
     head = await conn.fetchrow(
         # a chunk missing (deleted meanwhile) keeps its place as length 0, so that the
         # read of its piece finds it missing
         """SELECT v.id, v.state_id, v.raw_md5, octet_length(v.raw_state) AS inline_size,
                   (SELECT coalesce(array_agg(coalesce(c.length, 0) ORDER BY h.position), '{}')
                    FROM unnest(v.raw_chunks) WITH ORDINALITY AS h(hash, position)
-                   LEFT JOIN raw_state_chunks c ON c.state_id = v.state_id AND c.hash = h.hash
+                   LEFT JOIN raw_state_chunks c ON c.state_id = $1 AND c.hash = h.hash
                   ) AS chunk_lengths
-           FROM states s JOIN state_versions v ON v.state_id = s.id
-           WHERE s.name = $1 AND ($2::bigint IS NULL OR v.serial = $2)
+           FROM state_versions v
+           WHERE v.state_id = $1 AND ($2::bigint IS NULL OR v.serial = $2)
            ORDER BY v.serial DESC LIMIT 1""",
-        name,
+        state_id,
         serial,
     )
     if head is None:

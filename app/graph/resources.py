@@ -10,7 +10,7 @@ import asyncpg
 
 from app.errors import BadInput, NotFound
 from app.graph.links import hides_linked_outputs, sensitive_attributes
-from app.graph.queries import STATE_COLUMNS, VERSION_COLUMNS, valid_at
+from app.graph.queries import CURRENT_VERSION, STATE_COLUMNS, VERSION_COLUMNS, valid_at
 from app.graph.sensitive import is_index, sensitive_paths, withhold
 from app.paging import ALL, Keyset, Page, paged_sql, pages_by_owner, single_page
 
@@ -64,10 +64,9 @@ RESOURCE_JOINS = f"""{ROW_JOIN}
     LEFT JOIN states s ON s.id = v.state_id"""
 # The current version of every state (the `state_versions (state_id, serial DESC)` index);
 # the rows still open (serial_to NULL) are exactly the current version's.
-CURRENT_SCOPE = """states s
-    CROSS JOIN LATERAL (SELECT id, state_id FROM state_versions
-                        WHERE state_id = s.id ORDER BY serial DESC LIMIT 1) v
-    JOIN resources r ON r.state_id = s.id AND r.serial_to IS NULL"""
+CURRENT_SCOPE = f"""states s
+    JOIN {CURRENT_VERSION}
+    JOIN resources r ON r.state_id = v.state_id AND r.serial_to IS NULL"""
 # Versions `v` given by the statement, their rows by serial range.
 VERSION_SCOPE = f"""state_versions v JOIN states s ON s.id = v.state_id
     JOIN resources r ON {valid_at("r", "v.state_id", "v.serial")}"""

@@ -23,6 +23,7 @@ from app import globs
 from app.errors import BadInput
 from app.graph.edges import forget_walks
 from app.graph.events import append_event
+from app.graph.links import note_sensitive_outputs
 from app.graph.raw import delete_unreferenced_chunks
 
 
@@ -140,6 +141,7 @@ async def prune_state(
         # never None: a SELECT of aggregates without FROM returns exactly one row
         assert counts is not None
         await forget_walks(conn, state_id, serials)
+        await note_sensitive_outputs(conn, state_id)
         chunks = await delete_unreferenced_chunks(conn, state_id)
         result = Pruned(
             name, serials, counts["resources"], counts["edges"], counts["outputs"], chunks

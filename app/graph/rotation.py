@@ -29,6 +29,7 @@ import zstandard
 
 from app import crypto
 from app.graph import digests
+from app.graph.links import note_sensitive_outputs
 from app.graph.raw import MD5_BYTES, open_md5, save_raw, seal_md5
 from app.graph.readback import INSTANCE_SELECT, OUTPUT_SELECT, instance_of, output_of
 from app.graph.sealing import reseal_consumers
@@ -78,6 +79,8 @@ async def rotate(
     for state in await conn.fetch("SELECT id, name FROM states ORDER BY name"):
         counts = await rotate_state(conn, state["id"])
         async with conn.transaction():  # its sensitive outputs, in rows of its consumers
+            # their names as its outputs say (kept up to date by writes; made sure here)
+            await note_sensitive_outputs(conn, state["id"])
             counts["consumers"] = await reseal_consumers(conn, state["name"])
         if any(counts.values()):
             done.states += 1

@@ -28,9 +28,9 @@ from app.tfstate import InstanceRow
 from app.tfstate.remote import Server, remote_reads
 
 # Output names sensitive in any kept version of the state named $1.
-_SENSITIVE = """SELECT coalesce(array_agg(DISTINCT o.name), '{}') FROM outputs o
+_SENSITIVE = """SELECT coalesce(array_agg(o.name ORDER BY o.name), '{}') FROM sensitive_outputs o
                 JOIN states s ON s.id = o.state_id
-                WHERE s.name = $1 AND o.sensitive"""
+                WHERE s.name = $1"""
 
 
 def output_paths(names: Sequence[str]) -> list[Path]:
@@ -71,14 +71,14 @@ class LinkedSensitive:
 
 
 # The rows (of any consumer, any version) linked to producer $1 that read an output
-# sensitive there and still hold its value in their attributes, with those outputs.
+# sensitive there (of $2, _SENSITIVE's) and still hold its value in their attributes, with
+# those outputs.
 _CLEAR_READS = """
     SELECT r.state_id, r.id, array_agg(o.name ORDER BY o.name) AS names
     FROM state_links l
     JOIN resources r ON r.state_id = l.state_id AND r.id = l.resource_id
-    JOIN LATERAL (SELECT DISTINCT o.name FROM outputs o JOIN states p ON p.id = o.state_id
-                  WHERE p.name = $1 AND o.sensitive AND l.outputs ? o.name) o ON true
-    WHERE l.producer_name = $1
+    CROSS JOIN LATERAL unnest($2::text[]) AS o (name)
+    WHERE l.producer_name = $1 AND l.outputs ? o.name
       AND coalesce(r.attributes -> 'outputs' -> 'value' -> o.name,
                    r.attributes -> 'outputs' -> o.name, 'null') <> 'null'::jsonb
     GROUP BY r.state_id, r.id"""
@@ -87,7 +87,13 @@ _CLEAR_READS = """
 async def reseal_consumers(conn: asyncpg.Connection, producer: str) -> int:
     """Take the outputs sensitive in `producer` out of its consumers' rows that still
     hold them; how many rows were re-sealed."""
-    clear = {(r["state_id"], r["id"]): r["names"] for r in await conn.fetch(_CLEAR_READS, producer)}
+    sensitive = await conn.fetchval(_SENSITIVE, producer)
+    if not sensitive:
+        return 0
+    clear = {
+        (r["state_id"], r["id"]): r["names"]
+        for r in await conn.fetch(_CLEAR_READS, producer, sensitive)
+    }
     if not clear:
         return 0
     found = await conn.fetch(

@@ -27,16 +27,19 @@ async def delete_state(conn: asyncpg.Connection, state_id: UUID, name: str, *, a
     """Delete a state and its history; its events stay, by name. Returns how many
     versions went. The graph rows have no foreign keys (see migration 0005): they go
     by state_id, then the state (its versions and lock cascade), and its kept walks."""
+    # counted first: Citus runs the DELETEs of a statement before its SELECT
     versions: int = await conn.fetchval(
-        # the count sees the snapshot from before the DELETEs in the same statement
+        "SELECT count(*) FROM state_versions WHERE state_id = $1", state_id
+    )
+    await conn.execute(
         """WITH edges AS (DELETE FROM resource_dependencies WHERE state_id = $1),
                 rows AS (DELETE FROM resources WHERE state_id = $1),
-                outs AS (DELETE FROM outputs WHERE state_id = $1),
-                viol AS (DELETE FROM policy_violations WHERE state_id = $1),
-                gone AS (DELETE FROM states WHERE id = $1)
-           SELECT count(*) FROM state_versions WHERE state_id = $1""",
+                outs AS (DELETE FROM outputs WHERE state_id = $1)
+           DELETE FROM policy_violations WHERE state_id = $1""",
         state_id,
     )
+    # then the state (a reference table on Citus: a statement of its own)
+    await conn.execute("DELETE FROM states WHERE id = $1", state_id)
     await forget_walks(conn, state_id)
     await links.forget_links(conn, state_id)
     await append_event(

@@ -100,10 +100,16 @@ _HELD = """EXISTS (SELECT 1 FROM state_versions v
 
 
 async def assert_rows_consistent(conn: Any) -> None:
-    """No row is held by no version."""
+    """No row is held by no version, and each state's row keeps its highest serial."""
     for table in ("resources", "resource_dependencies", "outputs"):
         orphans = await conn.fetchval(f"SELECT count(*) FROM {table} x WHERE NOT {_HELD}")
         assert orphans == 0, table
+    wrong = await conn.fetch(
+        """SELECT s.name, s.current_serial FROM states s
+           WHERE s.current_serial IS DISTINCT FROM
+                 (SELECT max(v.serial) FROM state_versions v WHERE v.state_id = s.id)"""
+    )
+    assert wrong == []
 
 
 def history_version(serial: int) -> bytes:

@@ -33,7 +33,7 @@ async def current_version(conn: asyncpg.Connection, state_id: UUID) -> asyncpg.R
         """SELECT v.id, v.serial, v.lineage, v.raw_md5,
                   NOT v.encrypted AND v.resource_count = 0 AND NOT EXISTS (
                       SELECT 1 FROM outputs o
-                      WHERE o.state_id = v.state_id AND o.serial_to IS NULL) AS empty
+                      WHERE o.state_id = $1 AND o.serial_to IS NULL) AS empty
            FROM state_versions v WHERE v.state_id = $1
            ORDER BY v.serial DESC LIMIT 1""",
         state_id,

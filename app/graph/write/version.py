@@ -111,10 +111,14 @@ async def _write_version(
         # a state with a configuration: the new version's edges with their reasons
         await configure_version(conn, state_id, version.serial)
         if outputs_changed:
+            await links.note_sensitive_outputs(conn, state_id)
             await links.record_stale(conn, state_id, version.serial, actor=actor)
             await sealing.reseal_consumers(conn, name)
         await conn.execute(
-            "UPDATE states SET lineage = nullif($2, '') WHERE id = $1", state_id, version.lineage
+            "UPDATE states SET lineage = nullif($2, ''), current_serial = $3 WHERE id = $1",
+            state_id,
+            version.lineage,
+            version.serial,
         )
         await append_event(
             conn,
@@ -200,7 +204,7 @@ async def _complete_version(
         """UPDATE state_versions
            SET raw_chunks = $2, terraform_version = $3, extra = $4, omitted = $5,
                resource_count = $6, layout = $7
-           WHERE id = $1""",
+           WHERE state_id = $8 AND id = $1""",
         version_id,
         await save_raw(conn, rows.state_id, raw),
         state.terraform_version,
@@ -208,4 +212,5 @@ async def _complete_version(
         state.omitted,
         len(rows.refs),
         layout_of(rows.refs),
+        rows.state_id,
     )
