@@ -21,7 +21,7 @@ from app.catalog.scopes import scope_by_slug
 from app.catalog.snapshot import load_scope_snapshot
 from app.config import Settings
 from app.errors import AppError, BadInput, Conflict, NotFound, StalePlan
-from app.graph import policies
+from app.graph import policies, policy_previews
 from app.graph.events import append_event
 from app.graph.states import ensure_state
 from app.graph.write.rules import current_version
@@ -92,7 +92,7 @@ async def plan(
         if not result.changes_anything:  # its apply writes no graph version
             return result
         planned = planned_instances(result, rows)
-        found = await policies.preview(conn, state_name(scope, doc.system), planned)
+        found = await policy_previews.preview(conn, state_name(scope, doc.system), planned)
         return dataclasses.replace(result, violations=tuple(found))
 
 

@@ -10,7 +10,7 @@ import asyncpg
 
 from app.errors import BadInput, NotFound
 from app.graph.events import append_event
-from app.graph.policies import preview, preview_resolved
+from app.graph.policy_previews import preview, preview_resolved
 from app.graph.queries import valid_at
 from app.plans.parse import PLANNED, REACHING, Action, Change, ParsedPlan
 
