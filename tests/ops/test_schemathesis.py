@@ -16,9 +16,8 @@ from hypothesis import strategies as st
 from schemathesis.graphql import nodes
 
 from tests.helpers.ops import CODES
-from tests.live_server import ROOT, LiveServer, server_fixture
+from tests.live_server import ROOT, LiveServer, live_server
 
-server = server_fixture(scope="module")
 EXAMPLES = 5  # per root field: about 250 requests in all
 
 
@@ -51,6 +50,15 @@ schemathesis.graphql.scalar(
 
 # The exported SDL, which a test keeps equal to the served schema.
 schema = schemathesis.graphql.from_file((ROOT / "schema.graphql").read_text())
+
+
+@pytest.fixture(scope="module")
+def server(own_database: str) -> Iterator[LiveServer]:
+    """An open server on a database of its own: a token another module made on the
+    session's database would close it for good."""
+    with live_server(own_database) as running:
+        yield running
+        assert not running.server_errors(), running.log()
 
 
 @pytest.fixture(scope="module")
