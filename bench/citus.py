@@ -1,6 +1,6 @@
 """The citus group: the same requests to a server on a Citus cluster (a coordinator and two
 workers) and to one on a single node (the group's database), alternated. The cluster's
-coordinator is INFRAGRAPH_TEST_CITUS_URL (../shared/tools/citus/cluster.sh up prints it);
+coordinator is INFRAGRAPH_TEST_CITUS_URL (docs/scaling.md, Tests, says how to start one);
 the group refuses to run without it."""
 
 import contextlib

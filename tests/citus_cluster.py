@@ -1,9 +1,9 @@
 """A database of its own on a Citus cluster, for the tests marked `citus`.
 
-The cluster's coordinator comes from INFRAGRAPH_TEST_CITUS_URL (CI starts one with
-../shared/tools/citus/cluster.sh up); unset, those tests are skipped. A database is made
-on every node (the coordinator and the workers it lists), the extension created in each
-and the workers added, as `cluster.sh db` does; then dropped on every node.
+The cluster's coordinator comes from INFRAGRAPH_TEST_CITUS_URL (any Citus 12+ cluster
+whose nodes trust the test's user: docs/scaling.md, Tests); unset, those tests are
+skipped. A database is made on every node (the coordinator and the workers it lists),
+the extension created in each and the workers added; then dropped on every node.
 """
 
 import contextlib
@@ -30,7 +30,7 @@ def citus_url() -> str:
     if not url:
         pytest.skip(
             f"{CITUS_URL} is unset: no Citus cluster to run on "
-            "(../shared/tools/citus/cluster.sh up prints one's URL)"
+            "(docs/scaling.md, Tests, says how to start one)"
         )
     return url
 
