@@ -7,6 +7,7 @@ PostgreSQL (pgserver) starts in a temporary directory.
 """
 
 import asyncio
+import compileall
 import contextlib
 import os
 import tempfile
@@ -28,6 +29,12 @@ from tests.helpers.app import BOOT, CountingPool, MakeToken
 
 # Real Terraform v4 state files for round-trip conformance (see its README).
 CORPUS = Path(__file__).resolve().parent / "corpus" / "tfstate"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # The tests start hundreds of server and CLI processes: each imports app/ compiled,
+    # even where PYTHONDONTWRITEBYTECODE keeps the interpreter from caching it.
+    compileall.compile_dir(Path(__file__).resolve().parent.parent / "app", quiet=1)
 
 
 def corpus_files() -> list[Path]:

@@ -18,6 +18,8 @@ from tests.helpers.histories import exports_as_posted, write_all
 from tests.helpers.iac import DOCUMENT, RESOURCE_LINES, SLUG
 from tests.live_server import LiveServer
 
+pytestmark = pytest.mark.slow  # runs the CLI in processes of its own
+
 server = cli_server()
 
 

@@ -6,10 +6,13 @@ All through the real server."""
 from datetime import datetime, timedelta
 
 import httpx
+import pytest
 
 from tests.backend.helpers import assert_error, tf_state
 from tests.live_server import LiveServer, live_server, server_fixture
 from tests.waiting import wait_until_sync
+
+pytestmark = pytest.mark.slow  # starts servers of its own
 
 OPEN = {"INFRAGRAPH_API_TOKENS": None}
 BOOT = "boot-secret"

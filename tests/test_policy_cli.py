@@ -4,10 +4,13 @@ tests/test_cli.py runs the other commands; and a plan's `violation:` lines."""
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.graph.states import resource, state
 from tests.helpers.cli import TOKEN, Cli, cli_server
 from tests.live_server import LiveServer
+
+pytestmark = pytest.mark.slow  # runs the CLI in processes of its own
 
 server = cli_server()
 AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}

@@ -10,10 +10,13 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.helpers.secrets import PLANTED, leaks, secret_state
 from tests.live_server import live_server
 from tests.postgres_tools import pg_dump
+
+pytestmark = pytest.mark.slow  # starts servers of its own
 
 CLI = Path(sys.executable).parent / "infragraph"
 

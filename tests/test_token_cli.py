@@ -5,9 +5,13 @@ import json
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from tests.backend.helpers import tf_state
 from tests.helpers.cli import Cli, cli_server
 from tests.live_server import LiveServer
+
+pytestmark = pytest.mark.slow  # runs the CLI in processes of its own
 
 server = cli_server()
 

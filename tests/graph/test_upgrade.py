@@ -28,6 +28,8 @@ from tests.conftest import corpus_files, throwaway_database
 from tests.graph.states import resource, shared_history, state
 from tests.helpers.histories import assert_rows_consistent, evolve, exports_as_posted
 
+pytestmark = pytest.mark.slow  # starts servers of its own
+
 V0_LAST_MIGRATION = 4
 
 

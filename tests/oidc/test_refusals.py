@@ -22,6 +22,8 @@ from tests.oidc.conftest import oidc_server_env
 from tests.oidc_issuer import AUDIENCE, LocalIssuer, github_claims, new_key, oidc_config
 from tests.waiting import wait_until_sync
 
+pytestmark = pytest.mark.slow  # starts servers of its own
+
 SKEW = 30  # the issuers' clockSkewSeconds (tests.oidc_issuer.oidc_config)
 
 

@@ -8,12 +8,15 @@ import uuid
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.helpers.oidc import basic, bearer, post_state, run_cli
 from tests.live_server import LiveServer
 from tests.oidc.conftest import ADMIN
 from tests.oidc_issuer import LocalIssuer, github_claims, gitlab_claims
 from tests.waiting import wait_until_sync
+
+pytestmark = pytest.mark.slow  # starts servers of its own
 
 
 def lock_call(

@@ -21,6 +21,8 @@ from tests.backend.helpers import lock_info
 from tests.graph.states import BUILTIN, resource, state
 from tests.live_server import LiveServer, server_fixture
 
+pytestmark = pytest.mark.slow  # starts servers of its own
+
 server = server_fixture(scope="module")
 
 LONG_DIGITS = "12345678901234567890"  # takes the exact (stdlib) parser

@@ -19,6 +19,8 @@ from tests.graph.states import resource, state
 from tests.helpers.ops import ADMIN, MIB, peak_rss
 from tests.live_server import LiveServer, live_server
 
+pytestmark = pytest.mark.slow  # starts servers of its own
+
 # What one attack may add to the server's peak RSS: the answer limit (64 MiB, counted, never built), what the
 # query loads from the database, its thousands of pending resolvers, the allocator's
 # slack; unmetered, the attacks built 0.5 to 1.2 GB. And the server's RSS, at most.

@@ -20,6 +20,8 @@ from tests.backend.helpers import lock_info, tf_state
 from tests.live_server import LiveServer, live_server
 from tests.waiting import wait_until
 
+pytestmark = pytest.mark.slow  # starts servers of its own
+
 WORKERS = 8
 OUTAGE_S = 3.0
 ANSWERS = 5 * WORKERS  # answered requests that show a phase under way

@@ -22,6 +22,8 @@ from tests.graph.states import resource, state
 from tests.live_server import live_server, requests_in_flight
 from tests.waiting import wait_until
 
+pytestmark = pytest.mark.slow  # starts servers of its own
+
 FAN_OUT = "{ resources(first: 1000) { edges { node { dependents(first: 1000) { edges { node { address } } } } } } }"
 
 

@@ -12,10 +12,13 @@ import socket
 import time
 
 import httpx
+import pytest
 
 from tests.graph.states import resource, state
 from tests.helpers.ops import peak_rss
 from tests.live_server import free_port, live_server
+
+pytestmark = pytest.mark.slow  # starts servers of its own
 
 RESOURCES = 1000
 ATTRIBUTES = 200

@@ -24,6 +24,8 @@ from tests.graph.states import resource, state
 from tests.live_server import ROOT, LiveServer, live_server, requests_in_flight
 from tests.waiting import wait_until
 
+pytestmark = pytest.mark.slow  # starts servers of its own
+
 
 async def test_health_paths(client, conn) -> None:
     assert (await client.get("/livez")).json() == {"status": "ok"}

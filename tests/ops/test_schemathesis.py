@@ -18,7 +18,12 @@ from schemathesis.graphql import nodes
 from tests.helpers.ops import CODES
 from tests.live_server import ROOT, LiveServer, live_server
 
+pytestmark = pytest.mark.slow  # starts servers of its own
+
 EXAMPLES = 5  # per root field: about 250 requests in all
+# Every call is the admin's: a generated createToken must not close the server to the
+# calls after it (a server that has a token answers only tokens).
+ADMIN = ("admin", "schemathesis-admin-secret")
 
 
 def _object(fields: dict[str, graphql.ValueNode]) -> graphql.ObjectValueNode:
@@ -54,9 +59,9 @@ schema = schemathesis.graphql.from_file((ROOT / "schema.graphql").read_text())
 
 @pytest.fixture(scope="module")
 def server(own_database: str) -> Iterator[LiveServer]:
-    """An open server on a database of its own: a token another module made on the
-    session's database would close it for good."""
-    with live_server(own_database) as running:
+    """A server on a database of its own, whose tokens the generated mutations make and
+    revoke without touching another module's."""
+    with live_server(own_database, {"INFRAGRAPH_API_TOKENS": ":".join(ADMIN)}) as running:
         yield running
         assert not running.server_errors(), running.log()
 
@@ -65,6 +70,7 @@ def server(own_database: str) -> Iterator[LiveServer]:
 def session() -> Iterator[requests.Session]:
     """One HTTP session for every call (a call without one leaves its socket to the GC)."""
     with requests.Session() as opened:
+        opened.auth = ADMIN
         yield opened
 
 

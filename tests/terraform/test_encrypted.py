@@ -2,12 +2,15 @@
 read as ever; the encrypted one is served as written, for its own key holders only."""
 
 import httpx
+import pytest
 
 from tests.backend.helpers import content_md5
 from tests.graph.states import state
 from tests.terraform.conftest import PASSWORD, USERNAME
 from tests.terraform.harness import Backend
 from tests.tofu_encryption import tofu
+
+pytestmark = pytest.mark.slow  # runs real Terraform
 
 PLAIN = "tofu/prod/network"
 ENCRYPTED = "tofu/prod/secrets"

@@ -14,6 +14,8 @@ from tests.postgres_tools import pg_dump
 from tests.terraform.conftest import PASSWORD, USERNAME
 from tests.terraform.harness import Backend
 
+pytestmark = pytest.mark.slow  # runs real Terraform
+
 DB_PASSWORD = "db-password-planted"
 NETWORK, SECRETS = "sealed/network", "sealed/secrets"
 

@@ -9,6 +9,8 @@ from app.graph.resources import find_resource
 from tests.graph.states import WALK_LIMITS
 from tests.terraform.harness import Backend, Terraform
 
+pytestmark = pytest.mark.slow  # runs real Terraform
+
 STATE = "team/history/chain"
 T = "terraform_data."
 

@@ -15,11 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from app import jsonutil
 from tests.terraform.conftest import ADMIN_PASSWORD, PASSWORD, USERNAME, gate
 from tests.terraform.harness import Backend, Terraform, kill
 from tests.waiting import wait_until
+
+pytestmark = pytest.mark.slow  # runs real Terraform
 
 STATE, PLANS, KILLED = "team/leases", "team/leases-plans", "team/leases-killed"
 A, B = "terraform_data.a", "terraform_data.b"

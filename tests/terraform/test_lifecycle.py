@@ -11,6 +11,8 @@ from tests.backend.helpers import events, versions
 from tests.terraform.conftest import PASSWORD, PREFIXES, USERNAME
 from tests.terraform.harness import Backend, Terraform
 
+pytestmark = pytest.mark.slow  # runs real Terraform
+
 STATE = "team/prod/network"
 ADDRESSES = {
     "terraform_data.vpc",

@@ -18,6 +18,8 @@ from tests.terraform.conftest import ADMIN, gate
 from tests.terraform.harness import Backend, Terraform, kill
 from tests.waiting import wait_until
 
+pytestmark = pytest.mark.slow  # runs real Terraform
+
 T = TypeVar("T")
 STATE = "team/locking"
 LOCK_ERROR = "Error acquiring the state lock"

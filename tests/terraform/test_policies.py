@@ -12,6 +12,8 @@ from tests.backend.helpers import versions
 from tests.terraform.conftest import USERNAME
 from tests.terraform.harness import Backend
 
+pytestmark = pytest.mark.slow  # runs real Terraform
+
 STATE = "team/policy"
 PUBLIC = PolicySpec(
     name="public-data",

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import asyncpg
 import httpx
+import pytest
 
 from tests.backend.helpers import tf_state
 from tests.helpers.cli import Cli
@@ -24,6 +25,8 @@ from tests.webhooks.helpers import (
     signed,
 )
 from tests.webhooks.receiver import Receiver
+
+pytestmark = pytest.mark.slow  # runs the CLI in processes of its own
 
 KEY = base64.b64encode(os.urandom(32)).decode()
 PAGE = """query($first: Int!, $after: String) { webhooks { id deliveries(first: $first,

@@ -3,6 +3,7 @@ settings): one signed delivery for each event kind, the body's fields, the Slack
 and the deliveries as the API lists them."""
 
 import httpx
+import pytest
 
 from tests.backend.helpers import lock_info
 from tests.graph.states import resource, state
@@ -19,6 +20,8 @@ from tests.webhooks.helpers import (
     signed,
 )
 from tests.webhooks.receiver import Receiver, receiving
+
+pytestmark = pytest.mark.slow  # starts servers of its own
 
 ENV = {
     **FAST,

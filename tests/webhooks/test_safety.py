@@ -11,6 +11,8 @@ from tests.waiting import wait_until_sync
 from tests.webhooks.helpers import FAST, SECRET, create_webhook, data, graphql, post_state
 from tests.webhooks.receiver import receiving
 
+pytestmark = pytest.mark.slow  # starts servers of its own
+
 CREATE = """mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { id } }"""
 DELIVERIES = """{ webhooks { deliveries(first: 5) { edges { node {
     status attempts lastResponseCode lastError } } } } }"""
