@@ -18,7 +18,8 @@ A client whose Accept asks for `application/graphql-response+json` is answered i
 media type, a request that fails before execution with 400 and no `data` (app.api.media);
 every other client gets `application/json` and a 200 for every GraphQL answer.
 
-With tokens configured, a websocket that came without an Authorization header
+The websocket is also at DASHBOARD_SOCKET (`/ui/live`), where the dashboard's pages
+subscribe. With tokens configured, a websocket that came without an Authorization header
 (browsers cannot set one) must authenticate in its `connection_init` payload:
 {"authorization": "Bearer <token>"} (or Basic); else it is closed with 4403, or with
 4408 when no connection_init comes soon (app.api.ws, which also closes a socket whose
@@ -66,6 +67,10 @@ from app.config import MIB, Settings
 from app.errors import BadInput, Forbidden, LimitExceeded, Unauthenticated, Unavailable
 
 MAX_RESPONSE_BYTES = 64 * MIB
+# The same websocket as /graphql, for the dashboard's live pages: a browser sends the
+# Basic credentials it holds for a page to the paths under that page's directory only,
+# and a page under /ui/ is where /graphql is not.
+DASHBOARD_SOCKET = "/ui/live"
 GRAPHIQL_DIR = Path(__file__).resolve().parent / "graphiql"
 GRAPHIQL_PAGE = (GRAPHIQL_DIR / "page.html").read_text()
 # Nothing from another host. GraphiQL sets inline styles (React's style props) and its
@@ -260,9 +265,14 @@ class GraphQLApp(GraphQL[Context, None]):
 
 
 def graphql_routes(settings: Settings, path: str = "/graphql") -> list[BaseRoute]:
-    """`path` over HTTP and websocket; GraphiQL's files only when the schema is public."""
+    """`path` over HTTP and websocket, the websocket at DASHBOARD_SOCKET too; GraphiQL's
+    files only when the schema is public."""
     app = GraphQLApp(settings)
-    routes: list[BaseRoute] = [Route(path, app), WebSocketRoute(path, app)]
+    routes: list[BaseRoute] = [
+        Route(path, app),
+        WebSocketRoute(path, app),
+        WebSocketRoute(DASHBOARD_SOCKET, app),
+    ]
     if settings.public_schema:
         routes.append(Mount("/graphiql", StaticFiles(directory=GRAPHIQL_DIR / "static")))
     return routes

@@ -1,5 +1,6 @@
 // The pages' live events: a minimal graphql-transport-ws client of the `events`
-// subscription on /graphql (same origin, so the browser's Basic credentials apply).
+// subscription on /ui/live, the websocket of /graphql where a browser sends the Basic
+// credentials of any dashboard page (those of a page under /ui/ do not go to /graphql).
 // subscribeEvents(onEvent, dot): each event to onEvent; the dot shows ● while
 // subscribed, ○ while not; a dropped connection is retried with a growing pause.
 "use strict";
@@ -9,7 +10,7 @@ window.subscribeEvents = function (onEvent, dot) {
 
   function connect() {
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    const ws = new WebSocket(scheme + "//" + location.host + "/graphql", "graphql-transport-ws");
+    const ws = new WebSocket(scheme + "//" + location.host + "/ui/live", "graphql-transport-ws");
     ws.onopen = () => ws.send(JSON.stringify({ type: "connection_init", payload: {} }));
     ws.onmessage = (message) => {
       const msg = JSON.parse(message.data);
