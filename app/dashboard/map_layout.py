@@ -8,7 +8,9 @@ other has no such order: its state with the fewest producers not yet placed (the
 name) is placed first, and the lines back into it run right to left. Within a column
 boxes are ordered by barycenter sweeps (app/dashboard/layout.py), then placed level
 with the middle of their producers, and producers level with the middle of their
-consumers, never closer than a row.
+consumers, never closer than a row. A line's label (the outputs read) sits where the
+line is alone: by its consumer when the consumer reads that state only, by its
+producer when only that consumer reads it, else halfway, where fans are widest.
 """
 
 from collections.abc import Iterable, Sequence
@@ -16,9 +18,12 @@ from dataclasses import dataclass
 
 from app.dashboard.layout import BOX_HEIGHT, BOX_WIDTH, MARGIN, ROW_HEIGHT, order_layers
 
-GAP = 150  # between two columns: room for the lines and their labels
+GAP = 170  # between two columns: room for the lines and their labels
 COLUMN_WIDTH = BOX_WIDTH + GAP
-LABEL_CHARS = 24  # a line's label: the outputs read (whole in its title)
+LABEL_CHARS = 22  # a line's label: the outputs read (whole in its title)
+# Where along its line a label goes: near the end where the line is alone (a consumer
+# reading one state, a producer read by one), else halfway, where a fan is widest.
+NEAR_CONSUMER, HALFWAY, NEAR_PRODUCER = 0.8, 0.5, 0.2
 BEND = 50  # how far a line's curve leaves a box before turning
 
 
@@ -58,6 +63,7 @@ class MapLine:
     addresses: tuple[str, ...]  # the consumer's data sources reading it
     stale: bool
     back: bool  # against the columns' order (a cycle)
+    at: float = HALFWAY  # where its label goes, from the producer (0) to the consumer (1)
 
     @property
     def label(self) -> str:
@@ -77,12 +83,15 @@ class MapLine:
         return f"M{self.x1},{self.y1} C{ax:g},{ay:g} {bx:g},{by:g} {self.x2},{self.y2}"
 
     @property
-    def middle(self) -> tuple[float, float]:
-        """The curve's point halfway, where its label goes."""
+    def label_at(self) -> tuple[float, float, str]:
+        """Its label's anchor point (on the curve, at `at`) and SVG text-anchor: a label
+        near an end reaches away from it."""
         ax, ay, bx, by = self._controls()
-        x = (self.x1 + 3 * ax + 3 * bx + self.x2) / 8
-        y = (self.y1 + 3 * ay + 3 * by + self.y2) / 8
-        return round(x, 1), round(y, 1)
+        t, u = self.at, 1 - self.at
+        x = u**3 * self.x1 + 3 * u * u * t * ax + 3 * u * t * t * bx + t**3 * self.x2
+        y = u**3 * self.y1 + 3 * u * u * t * ay + 3 * u * t * t * by + t**3 * self.y2
+        anchor = {NEAR_CONSUMER: "end", NEAR_PRODUCER: "start"}.get(self.at, "middle")
+        return round(x, 1), round(y, 1), anchor
 
 
 @dataclass(frozen=True)
@@ -148,7 +157,7 @@ def states_map(names: Sequence[str], links: Sequence[Link]) -> StatesMap:
         for name in keys
     ]
     lines = [
-        _line(producer, consumer, found, column, y) for (producer, consumer), found in pairs.items()
+        _line(*pair, found, column, y, _label_at(*pair, up, down)) for pair, found in pairs.items()
     ]
     lines.sort(key=lambda line: (line.producer, line.consumer))
     width = MARGIN * 2 + max(len(order) - 1, 0) * COLUMN_WIDTH + BOX_WIDTH
@@ -185,12 +194,23 @@ def _rows(
     return y
 
 
+def _label_at(
+    producer: str, consumer: str, up: dict[object, set[object]], down: dict[object, set[object]]
+) -> float:
+    if producer == consumer:
+        return HALFWAY
+    if len(up[consumer]) == 1:
+        return NEAR_CONSUMER
+    return NEAR_PRODUCER if len(down[producer]) == 1 else HALFWAY
+
+
 def _line(
     producer: str,
     consumer: str,
     found: list[Link],
     column: dict[str, int],
     y: dict[object, int],
+    at: float,
 ) -> MapLine:
     back = column[consumer] <= column[producer]
     px, cx = MARGIN + column[producer] * COLUMN_WIDTH, MARGIN + column[consumer] * COLUMN_WIDTH
@@ -209,4 +229,5 @@ def _line(
         tuple(sorted({link.address for link in found})),
         any(link.stale for link in found),
         back,
+        HALFWAY if back else at,
     )

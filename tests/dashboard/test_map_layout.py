@@ -115,3 +115,21 @@ def test_fifty_states_are_laid_out_in_milliseconds() -> None:
     drawn = states_map(names, found)
     assert time.perf_counter() - started < 0.05
     assert len(drawn.nodes) == 50 and len(drawn.lines) == len(found)
+
+
+def test_a_label_goes_where_its_line_is_alone() -> None:
+    found = [
+        Link("net", "web", "data.a", ("vpc_id",), False),
+        Link("net", "api", "data.a", ("vpc_id",), False),
+        Link("dns", "api", "data.b", ("zone_id",), False),
+        Link("web", "mon", "data.c", ("url",), False),
+        Link("api", "mon", "data.c", ("url",), False),
+    ]
+    at = {(line.producer, line.consumer): line.label_at for line in states_map([], found).lines}
+    lines = {(line.producer, line.consumer): line for line in states_map([], found).lines}
+    assert at[("net", "web")][2] == "end"  # web reads net only: by web
+    assert at[("net", "api")][2] == "middle"  # two fans meet
+    assert at[("dns", "api")][2] == "start"  # dns is read by api only: by dns
+    assert at[("web", "mon")][2] == "start"
+    for pair, (x, _, _) in at.items():
+        assert lines[pair].x1 < x < lines[pair].x2
