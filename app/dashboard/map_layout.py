@@ -8,22 +8,21 @@ other has no such order: its state with the fewest producers not yet placed (the
 name) is placed first, and the lines back into it run right to left. Within a column
 boxes are ordered by barycenter sweeps (app/dashboard/layout.py), then placed level
 with the middle of their producers, and producers level with the middle of their
-consumers, never closer than a row. A line's label (the outputs read) sits where the
-line is alone: by its consumer when the consumer reads that state only, by its
-producer when only that consumer reads it, else halfway, where fans are widest.
+consumers, never closer than a row. A line's label (the outputs read) is stacked with
+the others coming into its consumer, left of its box in the order the lines come in;
+into a consumer of more than STACKED lines, and for a line back, halfway along it.
 """
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.dashboard.layout import BOX_HEIGHT, BOX_WIDTH, MARGIN, ROW_HEIGHT, order_layers
 
 GAP = 170  # between two columns: room for the lines and their labels
 COLUMN_WIDTH = BOX_WIDTH + GAP
 LABEL_CHARS = 22  # a line's label: the outputs read (whole in its title)
-# Where along its line a label goes: near the end where the line is alone (a consumer
-# reading one state, a producer read by one), else halfway, where a fan is widest.
-NEAR_CONSUMER, HALFWAY, NEAR_PRODUCER = 0.8, 0.5, 0.2
+LABEL_LINE = 11  # px between the labels stacked by a consumer
+STACKED = 3  # labels stacked by a consumer at most (more: each on its line, halfway)
 BEND = 50  # how far a line's curve leaves a box before turning
 
 
@@ -63,7 +62,7 @@ class MapLine:
     addresses: tuple[str, ...]  # the consumer's data sources reading it
     stale: bool
     back: bool  # against the columns' order (a cycle)
-    at: float = HALFWAY  # where its label goes, from the producer (0) to the consumer (1)
+    stack: tuple[int, int] | None = None  # its label's place by the consumer: (rank, of)
 
     @property
     def label(self) -> str:
@@ -84,14 +83,16 @@ class MapLine:
 
     @property
     def label_at(self) -> tuple[float, float, str]:
-        """Its label's anchor point (on the curve, at `at`) and SVG text-anchor: a label
-        near an end reaches away from it."""
+        """Its label's anchor point (the text's baseline) and SVG text-anchor: stacked
+        left of the consumer's box, in the order the lines come in; else halfway along
+        the curve, just above it."""
+        if self.stack is not None:
+            rank, of = self.stack
+            return self.x2 - 4, self.y2 + (rank - (of - 1) / 2) * LABEL_LINE + 3, "end"
         ax, ay, bx, by = self._controls()
-        t, u = self.at, 1 - self.at
-        x = u**3 * self.x1 + 3 * u * u * t * ax + 3 * u * t * t * bx + t**3 * self.x2
-        y = u**3 * self.y1 + 3 * u * u * t * ay + 3 * u * t * t * by + t**3 * self.y2
-        anchor = {NEAR_CONSUMER: "end", NEAR_PRODUCER: "start"}.get(self.at, "middle")
-        return round(x, 1), round(y, 1), anchor
+        x = (self.x1 + 3 * ax + 3 * bx + self.x2) / 8
+        y = (self.y1 + 3 * ay + 3 * by + self.y2) / 8
+        return round(x, 1), round(y - 3, 1), "middle"
 
 
 @dataclass(frozen=True)
@@ -156,9 +157,7 @@ def states_map(names: Sequence[str], links: Sequence[Link]) -> StatesMap:
         for depth, keys in enumerate(order)
         for name in keys
     ]
-    lines = [
-        _line(*pair, found, column, y, _label_at(*pair, up, down)) for pair, found in pairs.items()
-    ]
+    lines = _stacked([_line(*pair, found, column, y) for pair, found in pairs.items()])
     lines.sort(key=lambda line: (line.producer, line.consumer))
     width = MARGIN * 2 + max(len(order) - 1, 0) * COLUMN_WIDTH + BOX_WIDTH
     height = max((node.y for node in nodes), default=0) + BOX_HEIGHT + MARGIN
@@ -194,14 +193,19 @@ def _rows(
     return y
 
 
-def _label_at(
-    producer: str, consumer: str, up: dict[object, set[object]], down: dict[object, set[object]]
-) -> float:
-    if producer == consumer:
-        return HALFWAY
-    if len(up[consumer]) == 1:
-        return NEAR_CONSUMER
-    return NEAR_PRODUCER if len(down[producer]) == 1 else HALFWAY
+def _stacked(lines: list[MapLine]) -> list[MapLine]:
+    """The lines, each forward one into a consumer of at most STACKED such lines with its
+    label's place in the stack by that consumer: in the order its lines come in."""
+    into: dict[str, list[MapLine]] = {}
+    for line in lines:
+        if not line.back:
+            into.setdefault(line.consumer, []).append(line)
+    places: dict[tuple[str, str], tuple[int, int]] = {}
+    for consumer, found in into.items():
+        if len(found) <= STACKED:
+            found.sort(key=lambda line: (line.y1, line.producer))
+            places.update({(k.producer, consumer): (i, len(found)) for i, k in enumerate(found)})
+    return [replace(line, stack=places.get((line.producer, line.consumer))) for line in lines]
 
 
 def _line(
@@ -210,7 +214,6 @@ def _line(
     found: list[Link],
     column: dict[str, int],
     y: dict[object, int],
-    at: float,
 ) -> MapLine:
     back = column[consumer] <= column[producer]
     px, cx = MARGIN + column[producer] * COLUMN_WIDTH, MARGIN + column[consumer] * COLUMN_WIDTH
@@ -229,5 +232,4 @@ def _line(
         tuple(sorted({link.address for link in found})),
         any(link.stale for link in found),
         back,
-        HALFWAY if back else at,
     )

@@ -9,7 +9,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.dashboard.layout import BOX_HEIGHT, BOX_WIDTH, ROW_HEIGHT
-from app.dashboard.map_layout import COLUMN_WIDTH, LABEL_CHARS, Link, columns, states_map
+from app.dashboard.map_layout import (
+    COLUMN_WIDTH,
+    LABEL_CHARS,
+    LABEL_LINE,
+    STACKED,
+    Link,
+    columns,
+    states_map,
+)
 
 NAMES = [f"team/s{i:02}" for i in range(12)]
 
@@ -117,19 +125,28 @@ def test_fifty_states_are_laid_out_in_milliseconds() -> None:
     assert len(drawn.nodes) == 50 and len(drawn.lines) == len(found)
 
 
-def test_a_label_goes_where_its_line_is_alone() -> None:
+def test_labels_are_stacked_by_their_consumer_in_the_order_lines_come_in() -> None:
     found = [
         Link("net", "web", "data.a", ("vpc_id",), False),
         Link("net", "api", "data.a", ("vpc_id",), False),
         Link("dns", "api", "data.b", ("zone_id",), False),
         Link("web", "mon", "data.c", ("url",), False),
-        Link("api", "mon", "data.c", ("url",), False),
-    ]
-    at = {(line.producer, line.consumer): line.label_at for line in states_map([], found).lines}
-    lines = {(line.producer, line.consumer): line for line in states_map([], found).lines}
-    assert at[("net", "web")][2] == "end"  # web reads net only: by web
-    assert at[("net", "api")][2] == "middle"  # two fans meet
-    assert at[("dns", "api")][2] == "start"  # dns is read by api only: by dns
-    assert at[("web", "mon")][2] == "start"
-    for pair, (x, _, _) in at.items():
-        assert lines[pair].x1 < x < lines[pair].x2
+    ] + [Link(f"p{i}", "big", "data.d", ("x",), False) for i in range(STACKED + 1)]
+    drawn = states_map([], found)
+    lines = {(line.producer, line.consumer): line for line in drawn.lines}
+    nodes = {node.name: node for node in drawn.nodes}
+    into_api = sorted((lines[(p, "api")] for p in ("net", "dns")), key=lambda k: k.y1)
+    (x1, y1, a1), (x2, y2, a2) = (line.label_at for line in into_api)
+    assert x1 == x2 == nodes["api"].x - 4 and a1 == a2 == "end"
+    assert y2 - y1 == LABEL_LINE  # the upper line's label above
+    assert (y1 + y2) / 2 == nodes["api"].y + BOX_HEIGHT // 2 + 3  # the baselines
+    assert lines[("web", "mon")].label_at == (
+        nodes["mon"].x - 4,
+        lines[("web", "mon")].y2 + 3,
+        "end",
+    )
+    # into a consumer of more lines: each label halfway along its line
+    for i in range(STACKED + 1):
+        line = lines[(f"p{i}", "big")]
+        x, _, anchor = line.label_at
+        assert line.stack is None and anchor == "middle" and line.x1 < x < line.x2
