@@ -1370,3 +1370,6 @@ GROUPS["leases"] = LEASES_GROUP
 from bench.citus import CITUS_GROUP  # noqa: E402  (it uses the helpers above)
 
 GROUPS["citus"] = CITUS_GROUP
+from bench.states_map import MAP_GROUP  # noqa: E402  (it uses the helpers above)
+
+GROUPS["map"] = MAP_GROUP

@@ -32,6 +32,7 @@ OUT = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 USER, TOKEN = "admin", "screenshot-token"
 AWS = 'provider["registry.terraform.io/hashicorp/aws"]'
 NETWORK = "prod/network"
+PUBLIC_URL = "https://infragraph.example.com"  # the data sources' backend: this server
 
 
 def _resource(
@@ -61,6 +62,65 @@ def _resource(
         **({"each": "list"} if keys is not None else {}),
         "instances": [instance(k) for k in keys] if keys is not None else [instance(None)],
     }
+
+
+def _remote(producer: str, outputs: dict[str, str]) -> dict[str, Any]:
+    """A terraform_remote_state data source reading `outputs` of `producer` here."""
+    types = ["object", {name: "string" for name in outputs}]
+    return {
+        "mode": "data",
+        "type": "terraform_remote_state",
+        "name": producer.split("/")[-1].replace("-", "_"),
+        "provider": 'provider["terraform.io/builtin/terraform"]',
+        "instances": [
+            {
+                "schema_version": 0,
+                "attributes": {
+                    "backend": "http",
+                    "config": {
+                        "value": {"address": f"{PUBLIC_URL}/states/{producer}"},
+                        "type": ["object", {"address": "string"}],
+                    },
+                    "defaults": None,
+                    "outputs": {"value": outputs, "type": types},
+                    "workspace": None,
+                },
+            }
+        ],
+    }
+
+
+# states reading each other's outputs: (name, outputs it produces, {producer: outputs read})
+ZONE = {"zone_id": "Z0123456789"}
+VPC = {"vpc_id": "vpc-main"}
+LINKED: list[tuple[str, dict[str, str], dict[str, dict[str, str]]]] = [
+    ("prod/dns", ZONE, {}),
+    ("prod/app-web", {"url": "https://web.example.com"}, {NETWORK: VPC, "prod/dns": ZONE}),
+    ("prod/app-api", {"url": "https://api.example.com"}, {NETWORK: VPC, "prod/dns": ZONE}),
+    ("prod/app-worker", {}, {NETWORK: VPC}),
+    ("staging/app-web", {}, {"prod/dns": ZONE}),
+    (
+        "prod/monitoring",
+        {},
+        {
+            "prod/app-web": {"url": "https://web.example.com"},
+            "prod/app-api": {"url": "https://api.example.com"},
+        },
+    ),
+]
+
+
+def linked_state(name: str, produced: dict[str, str], reads: dict[str, dict[str, str]]) -> bytes:
+    document = {
+        "version": 4,
+        "terraform_version": "1.15.5",
+        "serial": 1,
+        "lineage": f"lineage-{name}",
+        "outputs": {k: {"value": v, "type": "string"} for k, v in produced.items()},
+        "resources": [_remote(producer, read) for producer, read in reads.items()]
+        + [_resource("aws_instance", name.split("/")[-1].replace("-", "_"))],
+    }
+    return json.dumps(document).encode()
 
 
 def network_versions() -> list[bytes]:
@@ -173,6 +233,11 @@ def sample_data(http: httpx.Client) -> None:
         _resource("aws_lb_target_group_attachment", "edge", ["aws_instance.edge"], keys=[0, 1]),
     ]
     http.post("/states/prod/edge", content=json.dumps(edge).encode()).raise_for_status()
+    for name, produced, reads in LINKED:
+        http.post(f"/states/{name}", content=linked_state(name, produced, reads)).raise_for_status()
+    moved = json.loads(linked_state("prod/dns", {"zone_id": "Z9876543210"}, {}))
+    moved["serial"] = 2  # a new zone: its readers are stale
+    http.post("/states/prod/dns", content=json.dumps(moved).encode()).raise_for_status()
     lock = {"ID": "f3c9a1e0-lock", "Who": "deploy@ci-runner-7", "Operation": "OperationTypeApply"}
     http.request("LOCK", "/states/staging/platform", json=lock).raise_for_status()
     _graphql(http, 'mutation { createScope(slug: "sales", name: "Sales") { id } }')
@@ -202,6 +267,7 @@ PAGES = [
     ("radius", "/ui/resource", {"state": "prod/edge", "address": "aws_vpc.edge", "depth": 3}),
     ("inventory", "/ui/inventory", {"q": '{"cidr_block": "10.0.0.0/16"}'}),
     ("iac", "/ui/iac", {}),
+    ("map", "/ui/map", {}),
     ("graphiql", "/graphql", {"query": GRAPHIQL_QUERY, "variables": '{"name": "prod/network"}'}),
 ]
 
@@ -213,7 +279,7 @@ async def shoot(server: LiveServer) -> list[Path]:
         for name, path, params in PAGES:
             query = f"?{urlencode(params)}" if params else ""
             await browser.page.goto(f"{server.url}{path}{query}")
-            if name == "overview":
+            if name in ("overview", "map"):
                 await browser.page.wait_for_selector("#live.on")
             if name == "graphiql":  # served by the server itself; the answer to its query
                 await browser.page.wait_for_selector(".graphiql-container", timeout=30_000)
@@ -243,7 +309,8 @@ async def fresh_database() -> AsyncIterator[str]:
 
 @contextlib.contextmanager
 def sample_server(url: str) -> Iterator[LiveServer]:
-    with live_server(url, {"INFRAGRAPH_API_TOKENS": f"{USER}:{TOKEN}"}, timeout=60) as server:
+    env = {"INFRAGRAPH_API_TOKENS": f"{USER}:{TOKEN}", "INFRAGRAPH_PUBLIC_URLS": PUBLIC_URL}
+    with live_server(url, env, timeout=90) as server:
         with httpx.Client(
             base_url=server.url,
             auth=(USER, TOKEN),

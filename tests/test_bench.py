@@ -39,6 +39,7 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
         "policies, new",
         "dashboard overview",
         "dashboard resource",
+        "dashboard states map",
         "cross-state blast radius",
         "cost model",
         "webhooks, queue",
@@ -62,6 +63,7 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
             "blast radius, page",
             "dashboard overview",
             "dashboard resource",
+            "dashboard states map",
             "webhooks, drain",
         )
         assert (result.baseline_s is None) == (result.case in absolute)

@@ -10,11 +10,16 @@ refused past `max_graphql_bytes` (413, before or while they stream in); an
 answer past MAX_RESPONSE_BYTES is replaced by a LIMIT_EXCEEDED error (the cost
 limit of app.api.runtime.limits keeps answers far below it: this is the backstop).
 
+Subscriptions are served over the websocket only: one sent over HTTP (POST, or GET) is
+refused before it runs with a METHOD_NOT_ALLOWED error that names the transport
+(SUBSCRIPTION_OVER_HTTP), a request error like any other (below).
+
 A client whose Accept asks for `application/graphql-response+json` is answered in that
 media type, a request that fails before execution with 400 and no `data` (app.api.media);
 every other client gets `application/json` and a 200 for every GraphQL answer.
 
-With tokens configured, a websocket that came without an Authorization header
+The websocket is also at DASHBOARD_SOCKET (`/ui/live`), where the dashboard's pages
+subscribe. With tokens configured, a websocket that came without an Authorization header
 (browsers cannot set one) must authenticate in its `connection_init` payload:
 {"authorization": "Bearer <token>"} (or Basic); else it is closed with 4403, or with
 4408 when no connection_init comes soon (app.api.ws, which also closes a socket whose
@@ -26,6 +31,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from cross_web import AsyncHTTPRequestAdapter
+from graphql import GraphQLError
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
@@ -33,11 +40,14 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
-from strawberry.exceptions import ConnectionRejectionError
-from strawberry.http import GraphQLHTTPResponse
+from strawberry.exceptions import ConnectionRejectionError, MissingQueryError
+from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
 from strawberry.http.base import BaseRequestProtocol
+from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
+from strawberry.types.execution import PreExecutionError
+from strawberry.types.graphql import OperationType
 
 from app import db, jsonutil
 from app.access import UNVERIFIED
@@ -57,6 +67,10 @@ from app.config import MIB, Settings
 from app.errors import BadInput, Forbidden, LimitExceeded, Unauthenticated, Unavailable
 
 MAX_RESPONSE_BYTES = 64 * MIB
+# The same websocket as /graphql, for the dashboard's live pages: a browser sends the
+# Basic credentials it holds for a page to the paths under that page's directory only,
+# and a page under /ui/ is where /graphql is not.
+DASHBOARD_SOCKET = "/ui/live"
 GRAPHIQL_DIR = Path(__file__).resolve().parent / "graphiql"
 GRAPHIQL_PAGE = (GRAPHIQL_DIR / "page.html").read_text()
 # Nothing from another host. GraphiQL sets inline styles (React's style props) and its
@@ -67,6 +81,23 @@ GRAPHIQL_CSP = (
     "font-src 'self' data:; img-src 'self' data:; connect-src 'self'; "
     "base-uri 'none'; form-action 'none'"
 )
+
+SUBSCRIPTION_OVER_HTTP = (
+    "subscriptions need the websocket transport (graphql-transport-ws on /graphql), "
+    "not HTTP {method}"
+)
+
+
+def _over_http(method: str) -> PreExecutionError:
+    """The answer to a subscription sent over HTTP: a request error, coded."""
+    error = GraphQLError(
+        SUBSCRIPTION_OVER_HTTP.format(method=method),
+        extensions={
+            "code": "METHOD_NOT_ALLOWED",
+            "detail": {"transport": GRAPHQL_TRANSPORT_WS_PROTOCOL, "method": method},
+        },
+    )
+    return PreExecutionError(data=None, errors=[error])
 
 
 class GraphQLApp(GraphQL[Context, None]):
@@ -112,6 +143,39 @@ class GraphQLApp(GraphQL[Context, None]):
             return message
 
         await super().__call__(scope, bounded, send)
+
+    async def execute_single(
+        self,
+        request: Request,
+        request_adapter: AsyncHTTPRequestAdapter,
+        sub_response: Response,
+        context: Context,
+        root_value: None,
+        request_data: GraphQLRequestData,
+    ) -> ExecutionResult:
+        """Queries and mutations; a subscription over HTTP is refused before it runs
+        (Strawberry would run it as a query: its field has no value there)."""
+        method = request_adapter.method
+        try:
+            return await self.schema.execute(
+                request_data.query,
+                root_value=root_value,
+                variable_values=request_data.variables,
+                context_value=context,
+                operation_name=request_data.operation_name,
+                allowed_operation_types=OperationType.from_http(method)
+                - {OperationType.SUBSCRIPTION},
+                operation_extensions=request_data.extensions,
+            )
+        except InvalidOperationTypeError as exc:
+            if exc.operation_type is OperationType.SUBSCRIPTION:
+                return _over_http(method)
+        except (CannotGetOperationTypeError, MissingQueryError):
+            pass
+        # anything else Strawberry refuses, as Strawberry answers it
+        return await super().execute_single(
+            request, request_adapter, sub_response, context, root_value, request_data
+        )
 
     def should_render_graphql_ide(self, request: BaseRequestProtocol) -> bool:
         """Also a browser opening a link with ?query= (GraphiQL starts with that query);
@@ -201,9 +265,14 @@ class GraphQLApp(GraphQL[Context, None]):
 
 
 def graphql_routes(settings: Settings, path: str = "/graphql") -> list[BaseRoute]:
-    """`path` over HTTP and websocket; GraphiQL's files only when the schema is public."""
+    """`path` over HTTP and websocket, the websocket at DASHBOARD_SOCKET too; GraphiQL's
+    files only when the schema is public."""
     app = GraphQLApp(settings)
-    routes: list[BaseRoute] = [Route(path, app), WebSocketRoute(path, app)]
+    routes: list[BaseRoute] = [
+        Route(path, app),
+        WebSocketRoute(path, app),
+        WebSocketRoute(DASHBOARD_SOCKET, app),
+    ]
     if settings.public_schema:
         routes.append(Mount("/graphiql", StaticFiles(directory=GRAPHIQL_DIR / "static")))
     return routes

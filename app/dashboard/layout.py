@@ -110,7 +110,7 @@ def layout(
     for depth, keys in enumerate(order[1:]):
         if more[depth]:  # a resource with no drawn predecessor has one among the undrawn
             up.update({key: {_More(depth)} for key in keys if key not in up})
-    _order(order, up, down)
+    order_layers(order, up, down)
     positions: dict[object, tuple[int, int]] = {}
     nodes: list[Node] = []
     lines: list[Line] = []
@@ -166,7 +166,7 @@ def _line(
     return Line(x1, y1, x2, y2, summary, count, reason)
 
 
-def _order(
+def order_layers(
     order: list[list[object]], up: dict[object, set[object]], down: dict[object, set[object]]
 ) -> None:
     """Barycenter sweeps in place: a layer sorted by the mean position of its neighbours

@@ -9,6 +9,7 @@ Jinja2 templates, a little JavaScript, every asset served from here (`/ui/static
     GET /ui/iac
     GET /ui/webhooks           webhooks and their last deliveries (admins)
     GET /ui/policies           policies and their open violations by state (admins)
+    GET /ui/map                the states map: who reads whose outputs, stale consumers
     GET /ui/plan?state= | ?id= a state's Terraform plans, or one with its analysis
 
 Pages sit behind the API tokens like every route (a browser asks for Basic auth), and
@@ -41,6 +42,7 @@ from app.dashboard.layout import (
     layout,
     shorten,
 )
+from app.dashboard.map_page import map_page
 from app.dashboard.policies import policies_page
 from app.dashboard.webhooks import webhooks_page
 from app.errors import AppError, BadInput, NotFound
@@ -222,6 +224,12 @@ async def _policies(request: Request) -> tuple[str, dict[str, Any]]:
     return "policies.html", {"page": found}
 
 
+async def _map(request: Request) -> tuple[str, dict[str, Any]]:
+    async with db.connection(request.app.state.pool) as conn:
+        found = await map_page(conn, principal(request))
+    return "map.html", {"page": found}
+
+
 async def favicon(request: Request) -> Response:
     """Browsers ask for /favicon.ico on a first load, whatever the page links."""
     return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml")
@@ -255,6 +263,7 @@ def routes() -> list[BaseRoute]:
         Route("/ui/iac", _html(_iac)),
         Route("/ui/webhooks", _html(_webhooks)),
         Route("/ui/policies", _html(_policies)),
+        Route("/ui/map", _html(_map)),
         Route("/ui/plan", _html(_plan)),
         Mount("/ui/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]

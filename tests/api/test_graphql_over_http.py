@@ -92,3 +92,41 @@ def test_through_the_real_server(server) -> None:
 )
 def test_negotiation(accept: str | None, media: str) -> None:
     assert response_media_type(accept) == media
+
+
+@pytest.mark.parametrize("accept", [JSON, GRAPHQL_RESPONSE])
+async def test_a_subscription_over_http_is_refused_with_a_coded_error(
+    client, conn, caplog, accept
+) -> None:
+    """Subscriptions are served over the websocket: over POST or GET one is a request
+    error naming the transport, never run as a query (and never logged as a bug)."""
+    query = "subscription { events { id action } }"
+    with caplog.at_level("ERROR", logger="infragraph.api"):
+        posted = await client.post("/graphql", json={"query": query}, headers={"Accept": accept})
+        got = await client.get("/graphql", params={"query": query}, headers={"Accept": accept})
+    for response, method in ((posted, "POST"), (got, "GET")):
+        assert response.status_code == (400 if accept == GRAPHQL_RESPONSE else 200)
+        [error] = response.json()["errors"]
+        assert error["extensions"] == {
+            "code": "METHOD_NOT_ALLOWED",
+            "detail": {"transport": "graphql-transport-ws", "method": method},
+        }
+        assert "graphql-transport-ws" in error["message"] and method in error["message"]
+        assert response.json().get("data") is None
+    assert caplog.records == []
+
+
+async def test_what_strawberry_refuses_over_http_is_refused_as_before(client, conn) -> None:
+    mutation = await client.get("/graphql", params={"query": "mutation { __typename }"})
+    assert mutation.status_code == 400 and "mutations are not allowed" in mutation.text
+    missing = await client.post("/graphql", json={"variables": {}})
+    assert missing.status_code == 400
+
+
+def test_a_subscription_over_http_through_the_real_server(server) -> None:
+    query = "subscription { events { id } }"
+    answer = httpx.post(f"{server.url}/graphql", json={"query": query}, headers=ASKS)
+    assert answer.status_code == 400
+    assert answer.json()["errors"][0]["extensions"]["code"] == "METHOD_NOT_ALLOWED"
+    assert "Subscription.events" not in server.log()
+    assert not server.server_errors(), server.log()

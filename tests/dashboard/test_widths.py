@@ -12,6 +12,7 @@ import pytest
 from app.tfstate.human_order import address_order
 from bench.browser import Offline, chromium, offline_page
 from tests.graph.states import resource, state
+from tests.helpers.dashboard import BOXES
 from tests.live_server import LiveServer, live_server
 
 pytestmark = [
@@ -23,28 +24,6 @@ USER, TOKEN = "viewer", "w-secret"
 WIDTHS = [1024, 1440, 2560]
 LONG_MODULE = "module.network_" + "segmentation_" * 4 + "primary"
 LONG_STATE = "platform/" + "shared-services-" * 5 + "prod"
-
-# every element whose box must not cross another's (a parent contains its children)
-BOXES = """() => {
-  const boxes = [];
-  for (const el of document.querySelectorAll('main h1, main h2, main form, main table, main td')) {
-    const r = el.getBoundingClientRect();
-    if (r.width && r.height) boxes.push({
-      name: el.tagName + '#' + el.id + ' ' + el.textContent.slice(0, 40),
-      left: r.left, right: r.right, top: r.top, bottom: r.bottom, el});
-  }
-  const crossing = [];
-  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
-    const a = boxes[i], b = boxes[j];
-    if (a.el.contains(b.el) || b.el.contains(a.el)) continue;
-    const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
-    const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
-    if (w > 0.5 && h > 0.5) crossing.push([a.name, b.name]);
-  }
-  const spilling = [...document.querySelectorAll('main td')].filter(
-    td => td.scrollWidth > td.clientWidth + 1).map(td => td.textContent.slice(0, 40));
-  return {count: boxes.length, crossing, spilling};
-}"""
 
 
 @pytest.fixture(scope="module")

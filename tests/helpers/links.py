@@ -72,3 +72,32 @@ def app(serial: int = 1, read: dict[str, Any] | None = None, producer: str = "te
         ],
         serial=serial,
     )
+
+
+def produced(name: str, version: int = 1) -> dict[str, str]:
+    """The outputs state `name` produces (`id` changes with `version`)."""
+    return {"id": f"{name}#{version}", "endpoint": f"https://{name.replace('/', '-')}.internal"}
+
+
+def estate(states: int = 50) -> dict[str, list[str]]:
+    """`states` states (20 at least) and the states each reads, producers first: five
+    core states reading none, fifteen platform states reading two core states each, the
+    rest apps reading a platform state and a core state (three link depths)."""
+    core = [f"core/{i}" for i in range(5)]
+    platform = [f"platform/{i:02}" for i in range(15)]
+    apps = [f"apps/{i:02}" for i in range(states - len(core) - len(platform))]
+    reads: dict[str, list[str]] = {name: [] for name in core}
+    reads |= {name: [core[i % 5], core[(i + 2) % 5]] for i, name in enumerate(platform)}
+    reads |= {name: [platform[i % 15], core[(i + 1) % 5]] for i, name in enumerate(apps)}
+    return reads
+
+
+def linked(name: str, reads: list[str], *, version: int = 1) -> bytes:
+    """State `name` at serial `version`: its outputs (produced) and a data source reading
+    each of `reads` (their outputs as at version 1), data.terraform_remote_state.<slug>."""
+    return state(
+        [resource("aws_ssm_parameter", "marker", attributes={"id": name})]
+        + [remote(p.replace("/", "_"), here(p), produced(p)) for p in reads],
+        serial=version,
+        outputs={k: {"value": v, "type": "string"} for k, v in produced(name, version).items()},
+    )

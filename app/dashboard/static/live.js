@@ -1,12 +1,10 @@
-// The overview's live events: a minimal graphql-transport-ws client of the `events`
-// subscription on /graphql (same origin, so the browser's Basic credentials apply).
+// The overview's live events (events.js subscribes): each prepended to the list, and
+// its state's row and the totals updated.
 "use strict";
 (function () {
-  const QUERY = "subscription { events { id stateName action actor serial detail createdAt } }";
   const list = document.getElementById("events");
   const dot = document.getElementById("live");
   const states = document.querySelector("#states tbody");
-  let retry = 1000;
 
   function text(tag, value, cls) {
     const el = document.createElement(tag);
@@ -119,30 +117,5 @@
     row.classList.add("fresh");
   }
 
-  function connect() {
-    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    const ws = new WebSocket(scheme + "//" + location.host + "/graphql", "graphql-transport-ws");
-    ws.onopen = () => ws.send(JSON.stringify({ type: "connection_init", payload: {} }));
-    ws.onmessage = (message) => {
-      const msg = JSON.parse(message.data);
-      if (msg.type === "connection_ack") {
-        ws.send(JSON.stringify({ id: "events", type: "subscribe", payload: { query: QUERY } }));
-        dot.textContent = "●";
-        dot.classList.add("on");
-        retry = 1000;
-      } else if (msg.type === "ping") {
-        ws.send(JSON.stringify({ type: "pong" }));
-      } else if (msg.type === "next" && msg.payload.data) {
-        show(msg.payload.data.events);
-      }
-    };
-    ws.onclose = () => {
-      dot.textContent = "○";
-      dot.classList.remove("on");
-      setTimeout(connect, retry);
-      retry = Math.min(retry * 2, 30000);
-    };
-  }
-
-  if (list && "WebSocket" in window) connect();
+  if (list) window.subscribeEvents(show, dot);
 })();
