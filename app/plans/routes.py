@@ -10,12 +10,11 @@ from starlette.routing import Route
 from app import db
 from app.access import Role
 from app.auth import principal
-from app.configuration.parse import configuration_of
 from app.configuration.store import PLAN, record_configuration
 from app.errors import BadInput, LimitExceeded, UnsupportedMediaType
 from app.http import declared_length, json_response
-from app.jsonutil import JsonInputError, read
-from app.plans.parse import parse_plan
+from app.jsonutil import JsonInputError
+from app.plans.document import read_plan
 from app.plans.report import plan_report
 from app.plans.store import submit_plan
 
@@ -48,11 +47,10 @@ async def post_plan(request: Request) -> Response:
         )
     raw = await _body(request, request.app.state.settings.max_document_bytes)
     try:
-        document = read(raw)
+        parsed, configuration = read_plan(raw)
     except JsonInputError as exc:
         raise BadInput(f"not a Terraform plan: {exc}") from None
-    parsed = parse_plan(document)
-    configuration = configuration_of(document)
+    del raw  # the analysis holds what it keeps of it
     async with db.connection(request.app.state.pool) as conn:
         plan = await submit_plan(conn, name, parsed, submitter=caller.name)
         if configuration is not None and caller.may_plan(name):
