@@ -152,10 +152,11 @@ def _change(entry: _Entry) -> Change:
     ):
         # the same values on both sides, none unknown: no attribute changes, so of the
         # values only the planned ones are read (one parse stands for both sides)
-        after = sensitive = None
         if action in PLANNED:
             after, sensitive = _value(change.after), _value(change.after_sensitive)
-        attributes, more, planned = compared(action, after, after, None, sensitive, sensitive)
+            attributes, more, planned = compared(action, after, after, None, sensitive, sensitive)
+        else:  # what compared() makes of no values
+            attributes, more, planned = [], 0, None
     else:
         attributes, more, planned = compared(
             action,

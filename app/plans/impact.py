@@ -9,11 +9,12 @@ from collections import deque
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
+from uuid import UUID
 
 import asyncpg
 
 from app.graph.across import reach
-from app.plans.store import Plan, impact_roots
+from app.plans.store import Plan, impact_addresses
 
 K = TypeVar("K", bound=Hashable)
 
@@ -75,24 +76,34 @@ async def plan_impact(
 ) -> list[Member]:
     """The plan's impact, by depth, state and address: within its state, or with
     `cross_states` on through the states that read its outputs (those `readable` only)."""
-    roots = await impact_roots(conn, plan)
-    if not roots:
+    addresses = impact_addresses(plan)
+    if plan["base_version_id"] is None or not addresses:
         return []
     walked = await reach(
-        conn, [(r, v) for r, v, _ in roots], across=cross_states, readable=readable
+        conn, plan["base_version_id"], addresses, across=cross_states, readable=readable
     )
-    addresses = [address for _, _, address in roots]  # by address: bit i is the i-th
-    own = {row_id: 1 << i for i, (row_id, _, _) in enumerate(roots)}
-    reaching = reached_by(walked.roots, walked.hops)
+    roots = [row_id for row_id, _ in walked.roots]  # by address: bit i is the i-th
+    own = {row_id: 1 << i for i, row_id in enumerate(roots)}
+    reaching = reached_by(roots, walked.hops)
+    named: dict[int, list[str]] = {}  # the roots of a bit set, by address
     found = []
     for row_id, (depth, states, path) in walked.members.items():
         # a changed instance does not reach itself (only a cycle would say so)
         bits = reaching.get(row_id, 0) & ~own.get(row_id, 0)
-        via = []
-        while bits:
-            lowest = bits & -bits
-            via.append(addresses[lowest.bit_length() - 1])
-            bits ^= lowest
-        if via:
-            found.append(Member(states[-1], path[-1], depth, path, states, via))
+        if not bits:
+            continue
+        via = named.get(bits)
+        if via is None:
+            via = named[bits] = _named(bits, walked.roots)
+        found.append(Member(states[-1], path[-1], depth, path, states, via))
     return sorted(found, key=lambda m: (m.depth, m.state, m.address))
+
+
+def _named(bits: int, roots: list[tuple[UUID, str]]) -> list[str]:
+    """The addresses of the roots in a bit set (bit i: roots[i])."""
+    found = []
+    while bits:
+        lowest = bits & -bits
+        found.append(roots[lowest.bit_length() - 1][1])
+        bits ^= lowest
+    return found

@@ -15,6 +15,7 @@ from app.graph.queries import valid_at
 from app.plans.parse import PLANNED, REACHING, Action, Change, ParsedPlan
 
 SUBMITTED = "plan-submitted"  # the event action
+_REACHING = frozenset(a.name for a in REACHING)
 Plan = Mapping[str, Any] | asyncpg.Record  # a stored plan: get_plan's columns
 
 _COLUMNS = """p.id, p.state_id, s.name AS state_name, p.base_version_id, p.base_serial,
@@ -203,26 +204,14 @@ async def list_plans(
     )
 
 
-async def impact_roots(conn: asyncpg.Connection, plan: Plan) -> list[tuple[UUID, UUID, str]]:
-    """The resources (row id, version id, address) the plan updates, replaces or
-    deletes, at its base version, by address."""
-    addresses = [
+def impact_addresses(plan: Plan) -> list[str]:
+    """The addresses of the instances the plan updates, replaces or deletes: the roots of
+    its impact (app.plans.impact)."""
+    return [
         c["address"]
         for c in plan["analysis"]["changes"]
-        if Action[c["action"]] in REACHING and c["mode"] == "managed" and not c["deposed"]
+        if c["action"] in _REACHING and c["mode"] == "managed" and not c["deposed"]
     ]
-    if plan["base_version_id"] is None or not addresses:
-        return []
-    records = await conn.fetch(
-        f"""SELECT r.id, r.address FROM resources r
-            WHERE {valid_at("r")} AND r.address = ANY($3::text[])
-            ORDER BY r.address COLLATE "C"
-        """,
-        plan["state_id"],
-        plan["base_serial"],
-        addresses,
-    )
-    return [(r["id"], plan["base_version_id"], r["address"]) for r in records]
 
 
 async def stale_consumers(
