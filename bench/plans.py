@@ -42,15 +42,18 @@ async def _backends(env: Env) -> dict[int, float] | None:
 
 
 def _cpu_of(pids: list[int]) -> dict[int, float] | None:
-    """The CPU time of each of `pids`, when they are all postgres processes here."""
+    """The CPU time of each of `pids` still running, when they are postgres processes of
+    this machine (None: they are not to be seen here)."""
+    found = {}
     for pid in pids:
         try:
             with open(f"/proc/{pid}/comm") as comm:
                 if comm.read().strip() != "postgres":
                     return None
         except OSError:
-            return None
-    return {pid: _cpu_seconds(pid) for pid in pids}
+            continue  # ended since, or not here
+        found[pid] = _cpu_seconds(pid)
+    return found if found else None
 
 
 def _spent(before: dict[int, float] | None, after: dict[int, float] | None) -> float | None:

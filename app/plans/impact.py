@@ -37,10 +37,23 @@ def reached_by(roots: list[K], hops: Iterable[tuple[K, K]]) -> dict[K, int]:
     after: dict[K, list[K]] = {}
     waiting: dict[K, int] = {}  # hops into a node not yet visited
     for source, target in set(hops):
-        after.setdefault(source, []).append(target)
+        if source in after:
+            after[source].append(target)
+        else:
+            after[source] = [target]
         waiting[target] = waiting.get(target, 0) + 1
-        waiting.setdefault(source, 0)
     found: dict[K, int] = {}
+    # Kahn's order: a node is visited once all the hops into it are handed on
+    ready = [node for node in after if node not in waiting]
+    while ready:
+        node = ready.pop()
+        out = found.get(node, 0) | bits.get(node, 0)
+        for target in after.get(node, ()):
+            found[target] = found.get(target, 0) | out
+            left = waiting[target] - 1
+            waiting[target] = left
+            if not left:
+                ready.append(target)
 
     def visit(node: K) -> list[K]:
         """Hand the node's roots on; the nodes whose roots grew."""
@@ -53,14 +66,6 @@ def reached_by(roots: list[K], hops: Iterable[tuple[K, K]]) -> dict[K, int]:
                 grown.append(target)
         return grown
 
-    ready = [node for node, count in waiting.items() if count == 0]
-    while ready:
-        node = ready.pop()
-        visit(node)
-        for target in after.get(node, ()):
-            waiting[target] -= 1
-            if waiting[target] == 0:
-                ready.append(target)
     again = deque(node for node, count in waiting.items() if count > 0)
     while again:
         again.extend(visit(again.popleft()))
