@@ -81,12 +81,28 @@ async def plan_impact(
 ) -> list[Member]:
     """The plan's impact, by depth, state and address: within its state, or with
     `cross_states` on through the states that read its outputs (those `readable` only)."""
-    addresses = impact_addresses(plan)
-    if plan["base_version_id"] is None or not addresses:
-        return []
-    walked = await reach(
-        conn, plan["base_version_id"], addresses, across=cross_states, readable=readable
+    return await impact(
+        conn,
+        plan["base_version_id"],
+        impact_addresses(plan["analysis"]["changes"]),
+        cross_states=cross_states,
+        readable=readable,
     )
+
+
+async def impact(
+    conn: asyncpg.Connection,
+    version_id: UUID | None,
+    addresses: list[str],
+    *,
+    cross_states: bool,
+    readable: list[str] | None,
+) -> list[Member]:
+    """plan_impact of a plan changing the instances at `addresses` (impact_addresses) of
+    version `version_id` (None: the state has none)."""
+    if version_id is None or not addresses:
+        return []
+    walked = await reach(conn, version_id, addresses, across=cross_states, readable=readable)
     roots = [row_id for row_id, _ in walked.roots]  # by address: bit i is the i-th
     own = {row_id: 1 << i for i, row_id in enumerate(roots)}
     reaching = reached_by(roots, walked.hops)

@@ -204,14 +204,33 @@ async def list_plans(
     )
 
 
-def impact_addresses(plan: Plan) -> list[str]:
-    """The addresses of the instances the plan updates, replaces or deletes: the roots of
-    its impact (app.plans.impact)."""
+def impact_addresses(changes: list[dict[str, Any]]) -> list[str]:
+    """The addresses of the instances a plan's (stored) changes update, replace or
+    delete: the roots of its impact (app.plans.impact)."""
     return [
         c["address"]
-        for c in plan["analysis"]["changes"]
+        for c in changes
         if c["action"] in _REACHING and c["mode"] == "managed" and not c["deposed"]
     ]
+
+
+def parsed_impact_addresses(parsed: ParsedPlan) -> list[str]:
+    """impact_addresses of a plan as parsed, by address."""
+    return [
+        c.address
+        for c in parsed.changes
+        if c.action in REACHING and c.mode == "managed" and not c.deposed
+    ]
+
+
+async def current_version(conn: asyncpg.Connection, state_name: str) -> UUID | None:
+    """The id of the current version of state `state_name` (None: it has none)."""
+    found: UUID | None = await conn.fetchval(
+        """SELECT v.id FROM states s JOIN state_versions v ON v.state_id = s.id
+           WHERE s.name = $1 ORDER BY v.serial DESC LIMIT 1""",
+        state_name,
+    )
+    return found
 
 
 async def stale_consumers(
