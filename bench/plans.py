@@ -6,6 +6,7 @@ same roots. Its notes split the CPU a request takes between the server process a
 PostgreSQL (on this machine), a figure a loaded machine changes less than the time."""
 
 import os
+import time
 from typing import Any
 
 from app.graph import edges
@@ -132,17 +133,19 @@ async def plan_impact_case(env: Env) -> Result:
     bare: list[int] = []
 
     # the CPU split of each request: the server process, PostgreSQL's backends
-    cpu: list[tuple[float, float | None]] = []
+    # and this process (the client: sending the plan, reading the answer)
+    cpu: list[tuple[float, float | None, float]] = []
 
     async def candidate() -> None:
         backends = await _backends(env)
-        started = _cpu_seconds(env.server_pid)
+        started, client = _cpu_seconds(env.server_pid), time.process_time()
         answer = await env.http.post(f"/states/{STATE}/plans", content=body, headers=JSON)
-        server = _cpu_seconds(env.server_pid) - started
-        cpu.append((server, _spent(backends, await _backends(env))))
         if answer.status_code != 201:
             raise BenchError(f"plan: {answer.status_code} {answer.text[:300]}")
         reports.append(answer.json())
+        client = time.process_time() - client
+        server = _cpu_seconds(env.server_pid) - started
+        cpu.append((server, _spent(backends, await _backends(env)), client))
 
     async def baseline() -> None:
         parsed, _ = read_plan(body)
@@ -177,7 +180,7 @@ async def plan_impact_case(env: Env) -> Result:
     if len(members | roots) < bare[-1] or not members:
         raise BenchError(f"plan: impact {len(members)}, the bare CTE reached {bare[-1]}")
     ratio = cand / base if base else 0.0
-    server_cpu, database_cpu = min(cpu, key=lambda c: c[0])
+    server_cpu, database_cpu, client_cpu = min(cpu, key=lambda c: c[0])
     return Result(
         "plan impact",
         f"POST /states/{{name}}/plans: {changed:,} updates of {size:,} instances, analysed",
@@ -194,6 +197,7 @@ async def plan_impact_case(env: Env) -> Result:
             # process and in PostgreSQL (the fastest request's), and the load it ran at
             "server_cpu_s": round(server_cpu, 2),
             "postgres_cpu_s": None if database_cpu is None else round(database_cpu, 2),
+            "client_cpu_s": round(client_cpu, 2),
             "load": round(os.getloadavg()[0], 1),
         },
     )
