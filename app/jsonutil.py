@@ -191,8 +191,9 @@ STRICT_DECODER = json.JSONDecoder(parse_float=_finite_float, parse_constant=_rej
 scan_value: Callable[[str, int], tuple[Any, int]] = STRICT_DECODER.scan_once  # type: ignore[attr-defined]
 
 
-def read(data: bytes | str) -> Any:
+def read(data: bytes | str, *, level: int = 1) -> Any:
     """Parse JSON from a client, within the limits above; JsonInputError says what is wrong.
+    `level`: the depth of the value in the document it was cut from (1: a whole document).
 
     Refused: invalid UTF-8, lone surrogates, U+0000, NaN, Infinity and numbers
     too big for a double, integers past MAX_INT_DIGITS, nesting past MAX_DEPTH.
@@ -210,10 +211,7 @@ def read(data: bytes | str) -> Any:
             raise JsonInputError(f"not valid JSON: {exc}") from None
         # orjson refused lone surrogates: only a body holding an escaped U+0000
         # (or a backslash before "u0000") needs every string read.
-        if b"\\u0000" in raw:
-            _check(value)
-        elif isinstance(value, dict | list):
-            _check_depth(value)
+        check_value(value, level=level, strings=b"\\u0000" in raw)
         return value
     # a number past 64 bits, maybe: the exact stdlib parser, as strict as orjson
     try:
@@ -231,5 +229,5 @@ def read(data: bytes | str) -> Any:
         raise
     except ValueError:  # int()'s digit limit: the only other error the parser raises
         raise too_many_digits() from None
-    _check(value)
+    _check(value, level)
     return value

@@ -20,6 +20,7 @@ on through it. Walks across states are not kept (they depend on every consumer's
 current version): each page walks again.
 """
 
+import re
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -152,17 +153,15 @@ _SQL = {
 }
 
 
+_STEPS = re.compile("\x01[\x01\x02]")  # between a state and its address, between steps
+
+
 def decode_path(encoded: str) -> tuple[list[str], list[str]]:
     """A walk's path string, back to its states and addresses."""
-    states, addresses = [], []
-    escaped = "\x01\x03" in encoded
-    for step in encoded.split("\x01\x01"):
-        state, address = step.split("\x01\x02")
-        if escaped:
-            state, address = state.replace("\x01\x03", "\x01"), address.replace("\x01\x03", "\x01")
-        states.append(state)
-        addresses.append(address)
-    return states, addresses
+    parts = _STEPS.split(encoded)  # state, address, state, address...
+    if "\x01\x03" in encoded:
+        parts = [part.replace("\x01\x03", "\x01") for part in parts]
+    return parts[0::2], parts[1::2]
 
 
 async def cross_blast_radius(
@@ -209,16 +208,18 @@ async def cross_blast_radius(
 # Every resource reachable from any of the roots, in one walk (breadth first from all of
 # them at once): each entered once, at its shortest depth from any root, with the
 # smallest of its shortest paths; a root is entered too when another root reaches it.
-# Each level also keeps every hop taken from the level before (`srcs` -> `dsts`), those
-# to resources already entered included: which roots reach a resource follows from them.
+# The roots: the resources of version $1 at addresses $2. Each level also keeps every hop
+# taken from the level before (`srcs` -> `dsts`), those to resources already entered
+# included: which roots reach a resource follows from them.
 _REACH = rf"""WITH RECURSIVE bfs (depth, ids, state_ids, serials, paths, seen, srcs, dsts) AS (
         SELECT 0, array_agg(r.id), array_agg(kv.state_id), array_agg(kv.serial),
                array_agg({_STEP} COLLATE "C"), '{{{{}}}}'::uuid[], '{{{{}}}}'::uuid[],
                '{{{{}}}}'::uuid[]
-        FROM unnest($1::uuid[], $2::uuid[]) AS k (id, version_id)
-        JOIN state_versions kv ON kv.id = k.version_id
+        FROM state_versions kv
         JOIN states s ON s.id = kv.state_id
-        JOIN resources r ON r.id = k.id AND r.state_id = kv.state_id
+        JOIN resources r ON {valid_at("r", "kv.state_id", "kv.serial")}
+                        AND r.address = ANY($2::text[])
+        WHERE kv.id = $1
       UNION ALL
         SELECT b.depth + 1, coalesce(n.ids, '{{{{}}}}'), coalesce(n.state_ids, '{{{{}}}}'),
                coalesce(n.serials, '{{{{}}}}'), coalesce(n.paths, '{{{{}}}}'), b.seen || n.ids,
@@ -250,35 +251,41 @@ _REACH_SQL = {
 
 @dataclass(frozen=True)
 class Reached:
-    """A walk from many roots: each resource (row id) reached, at its shortest depth,
-    with its path (states and addresses), and every hop taken (row id -> row id)."""
+    """A walk from many roots: the roots (row ids, with their addresses), each resource
+    (row id) reached, at its shortest depth, with its path (states and addresses), and
+    every hop taken (row id -> row id)."""
 
-    roots: list[UUID]
+    roots: list[tuple[UUID, str]]
     members: dict[UUID, tuple[int, list[str], list[str]]]  # id -> depth, states, addresses
     hops: list[tuple[UUID, UUID]]
 
 
 async def reach(
     conn: asyncpg.Connection,
-    roots: list[ResourceKey],
+    version_id: UUID,
+    addresses: list[str],
     *,
     across: bool,
     readable: list[str] | None = None,
 ) -> Reached:
-    """The resources depending on any of `roots` (DEPENDENTS), in one walk: within the
-    roots' states, or with `across` on through the states reading their outputs (those
-    `readable` only, None: all)."""
-    # within the roots' states no state is entered, so none is checked
+    """The resources depending on any of the resources at `addresses` in version
+    `version_id` (DEPENDENTS), in one statement: within their state, or with `across` on
+    through the states reading their outputs (those `readable` only, None: all). The
+    roots come by address."""
+    # within the roots' state no state is entered, so none is checked
     records = await conn.fetch(
-        _REACH_SQL[across], *key_arrays(roots), *([readable] if across else [])
+        _REACH_SQL[across], version_id, addresses, *([readable] if across else [])
     )
+    roots: list[tuple[UUID, str]] = []
     members: dict[UUID, tuple[int, list[str], list[str]]] = {}
     hops: list[tuple[UUID, UUID]] = []
     for record in sorted(records, key=lambda r: r["depth"]):
+        depth = record["depth"]
         hops.extend(zip(record["srcs"], record["dsts"], strict=True))
-        if record["depth"] == 0:
-            continue
-        for row_id, encoded in zip(record["ids"], record["paths"], strict=True):
-            states, addresses = decode_path(encoded)
-            members[row_id] = (record["depth"], states, addresses)
-    return Reached([key[0] for key in roots], members, hops)
+        for row_id, encoded in zip(record["ids"] or (), record["paths"] or (), strict=True):
+            states, path = decode_path(encoded)
+            if depth == 0:
+                roots.append((row_id, path[-1]))
+            else:
+                members[row_id] = (depth, states, path)
+    return Reached(sorted(roots, key=lambda root: root[1]), members, hops)

@@ -19,6 +19,15 @@ def _listed(lines: list[str], limit: int = _LISTED) -> list[str]:
     return [*lines[:limit], f"- and {len(lines) - limit} more"]
 
 
+def _members(members: list[Member], limit: int = _LISTED) -> list[str]:
+    """As _listed, the members' lines, written for those listed only (there may be
+    tens of thousands)."""
+    lines = [f"- `{m.state}` `{m.address}` (depth {m.depth})" for m in members[:limit]]
+    if len(members) > limit:
+        lines.append(f"- and {len(members) - limit} more")
+    return lines
+
+
 def render(
     analysis: dict[str, Any],
     *,
@@ -44,7 +53,7 @@ def render(
         by_state = Counter(m.state for m in members)
         out += _listed([f"- `{s}`: {n} resources" for s, n in sorted(by_state.items())])
         out.append("")
-        out += _listed([f"- `{m.state}` `{m.address}` (depth {m.depth})" for m in members])
+        out += _members(members)
         out.append("")
     if consumers:
         out += ["### Stale consumers", ""]

@@ -31,7 +31,7 @@ class Action(enum.Enum):
 
 
 # Terraform's action lists, to one action.
-_ACTIONS: dict[tuple[str, ...], Action] = {
+ACTIONS: dict[tuple[str, ...], Action] = {
     ("no-op",): Action.NO_OP,
     ("create",): Action.CREATE,
     ("read",): Action.READ,
@@ -57,7 +57,9 @@ class AttributeChange:
     sensitive: bool = False
 
 
-@dataclass(frozen=True)
+# Not frozen: a plan of a large state makes tens of thousands, and a frozen dataclass
+# costs three times as much to make (each field set through object.__setattr__).
+@dataclass(slots=True)
 class Change:
     address: str
     action: Action
@@ -131,7 +133,7 @@ def _text(value: Any, what: str, *, optional: bool = False) -> str:
 
 def action_of(actions: Any, what: str) -> Action:
     listed = tuple(_list(actions, f"{what}.actions"))
-    found = _ACTIONS.get(listed) if all(isinstance(a, str) for a in listed) else None
+    found = ACTIONS.get(listed) if all(isinstance(a, str) for a in listed) else None
     if found is None:
         raise BadInput(f"not a Terraform plan: {what} has unknown actions {list(listed)!r}")
     return found
@@ -233,15 +235,17 @@ def _dotted(path: tuple[str | int, ...]) -> str:
     return ".".join(str(p) for p in path)
 
 
-def _change(entry: Any, what: str) -> Change:
-    entry = _object(entry, what)
-    address = _text(entry.get("address"), f"{what}.address")
-    change = _object(entry.get("change"), f"{address}.change")
-    action = action_of(change.get("actions"), address)
-    before, after = change.get("before"), change.get("after")
-    unknown = change.get("after_unknown")
-    before_sensitive = change.get("before_sensitive")
-    after_sensitive = change.get("after_sensitive")
+def compared(
+    action: Action,
+    before: Any,
+    after: Any,
+    unknown: Any,
+    before_sensitive: Any,
+    after_sensitive: Any,
+) -> tuple[list[AttributeChange], int, Any]:
+    """What a change of `action` between those values is: the attribute paths it
+    changes (at most MAX_PATHS), how many more, and its planned values (masked) when the
+    action stores them (else None)."""
     attributes: list[AttributeChange] = []
     more = 0
     # most instances of a plan do not change: one comparison of their trees says so
@@ -254,6 +258,29 @@ def _change(entry: Any, what: str) -> Change:
                 attributes.append(found)
             else:
                 more += 1
+    # what policies read; only these actions leave planned values in the state
+    planned = masked(after, after_sensitive) if action in PLANNED else None
+    return attributes, more, planned
+
+
+def state_provider(name: str) -> str:
+    """A plan's provider_name as a state names the provider: provider["name"]."""
+    return f'provider["{name}"]'
+
+
+def _change(entry: Any, what: str) -> Change:
+    entry = _object(entry, what)
+    address = _text(entry.get("address"), f"{what}.address")
+    change = _object(entry.get("change"), f"{address}.change")
+    action = action_of(change.get("actions"), address)
+    attributes, more, planned = compared(
+        action,
+        change.get("before"),
+        change.get("after"),
+        change.get("after_unknown"),
+        change.get("before_sensitive"),
+        change.get("after_sensitive"),
+    )
     previous = entry.get("previous_address")
     deposed = entry.get("deposed")
     reason = entry.get("action_reason")
@@ -262,15 +289,14 @@ def _change(entry: Any, what: str) -> Change:
         action=action,
         mode=_text(entry.get("mode", "managed"), f"{address}.mode"),
         type=_text(entry.get("type", ""), f"{address}.type"),
-        provider=f'provider["{_text(entry.get("provider_name", ""), f"{address}.provider_name")}"]',
+        provider=state_provider(_text(entry.get("provider_name", ""), f"{address}.provider_name")),
         previous_address=previous if isinstance(previous, str) else None,
         importing=isinstance(change.get("importing"), dict),
         deposed=deposed if isinstance(deposed, str) else None,
         reason=reason if isinstance(reason, str) else None,
         attributes=attributes,
         more_attributes=more,
-        # what policies read; only these actions leave planned values in the state
-        after=masked(after, after_sensitive) if action in PLANNED else None,
+        after=planned,
     )
 
 
@@ -312,15 +338,21 @@ def _prior(document: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-def parse_plan(document: Any) -> ParsedPlan:
-    """A plan's JSON document (already read: app.jsonutil.read), checked and summarised;
-    BadInput says why it is not a plan this server reads."""
-    document = _object(document, "the document")
-    version = document.get("format_version")
+def checked_version(version: Any) -> str:
+    """A plan's format_version, when it is one this server reads."""
     if not isinstance(version, str):
         raise BadInput("not a Terraform plan: no format_version (use `terraform show -json`)")
     if version.split(".")[0] != "1":
         raise BadInput(f"unsupported plan format_version {version!r}: 1.x is read")
+    return version
+
+
+def parse_plan(document: Any) -> ParsedPlan:
+    """A plan's JSON document (already read: app.jsonutil.read), checked and summarised;
+    BadInput says why it is not a plan this server reads. app.plans.document reads one
+    from its bytes faster."""
+    document = _object(document, "the document")
+    version = checked_version(document.get("format_version"))
     if "resource_changes" not in document and "planned_values" not in document:
         raise BadInput("not a Terraform plan: no resource_changes or planned_values")
     changes = [
@@ -331,14 +363,35 @@ def parse_plan(document: Any) -> ParsedPlan:
         _change(e, "resource_drift[]")
         for e in _list(document.get("resource_drift"), "resource_drift")
     ]
-    outputs = _object(document.get("output_changes") or {}, "output_changes")
+    return assembled(
+        version,
+        _text(document.get("terraform_version"), "terraform_version", optional=True),
+        changes,
+        outputs_of(document.get("output_changes")),
+        drift,
+        _prior(document),
+    )
+
+
+def outputs_of(output_changes: Any) -> list[OutputChange]:
+    """A plan's `output_changes`, by name."""
+    outputs = _object(output_changes or {}, "output_changes")
+    return [_output(name, outputs[name]) for name in sorted(outputs)]
+
+
+def assembled(
+    version: str,
+    terraform_version: str,
+    changes: list[Change],
+    outputs: list[OutputChange],
+    drift: list[Change],
+    prior: dict[str, Any],
+) -> ParsedPlan:
     return ParsedPlan(
         format_version=version,
-        terraform_version=_text(
-            document.get("terraform_version"), "terraform_version", optional=True
-        ),
+        terraform_version=terraform_version,
         changes=sorted(changes, key=lambda c: (c.address, c.deposed or "")),
-        output_changes=[_output(name, outputs[name]) for name in sorted(outputs)],
+        output_changes=outputs,
         drift=sorted(drift, key=lambda c: c.address),
-        prior=_prior(document),
+        prior=prior,
     )

@@ -5,7 +5,7 @@ from typing import Any
 
 import asyncpg
 
-from app.plans.impact import plan_impact
+from app.plans.impact import Member, plan_impact
 from app.plans.markdown import render
 from app.plans.store import Plan, stale_consumers
 
@@ -26,9 +26,16 @@ def worst(report: dict[str, Any]) -> str | None:
 
 
 async def plan_report(
-    conn: asyncpg.Connection, plan: Plan, *, readable: list[str] | None
+    conn: asyncpg.Connection,
+    plan: Plan,
+    *,
+    readable: list[str] | None,
+    members: list[Member] | None = None,
 ) -> dict[str, Any]:
-    members = await plan_impact(conn, plan, cross_states=True, readable=readable)
+    """The report of a stored plan; `members`: its impact across states when already
+    walked (plan_impact), else walked here."""
+    if members is None:
+        members = await plan_impact(conn, plan, cross_states=True, readable=readable)
     consumers = await stale_consumers(conn, plan, readable=readable)
     analysis = plan["analysis"]
     return {

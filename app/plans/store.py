@@ -15,6 +15,7 @@ from app.graph.queries import valid_at
 from app.plans.parse import PLANNED, REACHING, Action, Change, ParsedPlan
 
 SUBMITTED = "plan-submitted"  # the event action
+_REACHING = frozenset(a.name for a in REACHING)
 Plan = Mapping[str, Any] | asyncpg.Record  # a stored plan: get_plan's columns
 
 _COLUMNS = """p.id, p.state_id, s.name AS state_name, p.base_version_id, p.base_serial,
@@ -203,26 +204,33 @@ async def list_plans(
     )
 
 
-async def impact_roots(conn: asyncpg.Connection, plan: Plan) -> list[tuple[UUID, UUID, str]]:
-    """The resources (row id, version id, address) the plan updates, replaces or
-    deletes, at its base version, by address."""
-    addresses = [
+def impact_addresses(changes: list[dict[str, Any]]) -> list[str]:
+    """The addresses of the instances a plan's (stored) changes update, replace or
+    delete: the roots of its impact (app.plans.impact)."""
+    return [
         c["address"]
-        for c in plan["analysis"]["changes"]
-        if Action[c["action"]] in REACHING and c["mode"] == "managed" and not c["deposed"]
+        for c in changes
+        if c["action"] in _REACHING and c["mode"] == "managed" and not c["deposed"]
     ]
-    if plan["base_version_id"] is None or not addresses:
-        return []
-    records = await conn.fetch(
-        f"""SELECT r.id, r.address FROM resources r
-            WHERE {valid_at("r")} AND r.address = ANY($3::text[])
-            ORDER BY r.address COLLATE "C"
-        """,
-        plan["state_id"],
-        plan["base_serial"],
-        addresses,
+
+
+def parsed_impact_addresses(parsed: ParsedPlan) -> list[str]:
+    """impact_addresses of a plan as parsed, by address."""
+    return [
+        c.address
+        for c in parsed.changes
+        if c.action in REACHING and c.mode == "managed" and not c.deposed
+    ]
+
+
+async def current_version(conn: asyncpg.Connection, state_name: str) -> UUID | None:
+    """The id of the current version of state `state_name` (None: it has none)."""
+    found: UUID | None = await conn.fetchval(
+        """SELECT v.id FROM states s JOIN state_versions v ON v.state_id = s.id
+           WHERE s.name = $1 ORDER BY v.serial DESC LIMIT 1""",
+        state_name,
     )
-    return [(r["id"], plan["base_version_id"], r["address"]) for r in records]
+    return found
 
 
 async def stale_consumers(
