@@ -35,6 +35,7 @@ from app.errors import BadInput, Conflict, LeaseConflict, Locked, NotFound
 from app.graph import raw
 from app.graph.events import append_event
 from app.graph.raw import Body
+from app.graph.write import patch
 from app.graph.write.version import Written, write_version
 from app.leases import merge, parsed
 from app.leases.store import (
@@ -222,26 +223,41 @@ _merging: Counter[str] = Counter()
 @dataclass(frozen=True)
 class _Attempt:
     """The prepared changes merged into one head version: the merged document, its bytes
-    and its scan (what the write reads), unless it conflicts or changes nothing."""
+    and its scan (what the write reads), unless it conflicts or changes nothing; and,
+    when the change is of instances where they are, those alone (the write reads no
+    other)."""
 
     head: raw.RawVersion
     merged: merge.Merged
     rendered: Body | None
     state: ScannedState | None
+    in_place: patch.InPlace | None = None
 
 
 def _merge(version: raw.RawVersion, head: bytes | dict[str, Any], ready: _Prepared) -> _Attempt:
     """CPU-bound: the prepared changes applied to the head, its bytes or kept parsed
     (off the event loop). The merged document is scanned as it is (the write's raw
     hashes are of its resources as parsed, which rendering and parsing again would give
-    back): never parsed from its bytes."""
+    back): never parsed from its bytes. A change in place is scanned alone; any other,
+    all of it (hashed here, before the state's row is held, when it can be)."""
     with gc_paused():
-        document = head if isinstance(head, dict) else _stored(head, "the current version")
+        if isinstance(head, dict):
+            document = head
+        else:
+            document = _stored(head, "the current version")
+            parsed.keep_head(version.md5, len(head), document)
         merged = merge.merge(document, ready.snapshot, ready.written, ready.changes)
         if merged.document is None:
             return _Attempt(version, merged, None, None)
         rendered = Body.of(jsonutil.dumps(merged.document, indent=True))  # its MD5 too
-        return _Attempt(version, merged, rendered, _Hashed(scan_document(merged.document)))
+        state = scan_document(merged.document)
+        if merged.in_place is not None:
+            changed = patch.in_place(
+                state, version.version_id, merged.in_place, merged.changes.instances
+            )
+            if changed is not None:
+                return _Attempt(version, merged, rendered, state, changed)
+        return _Attempt(version, merged, rendered, _Hashed(state))
 
 
 async def _attempt(
@@ -253,7 +269,7 @@ async def _attempt(
         raise NotFound(f"state {name!r} has no version")
     if held is not None and held.head.version_id == version.version_id:
         return held
-    kept = parsed.take_head(version.md5)
+    kept = parsed.head(version.md5)
     head = kept if kept is not None else await raw.whole_raw(conn, version)
     return await asyncio.to_thread(_merge, version, head, ready)
 
@@ -373,6 +389,7 @@ async def _store(
         detail=detail,
         keep_last=keep_last,
         servers=servers,
+        in_place=attempt.in_place,
     )
     await append_event(
         conn,
