@@ -15,6 +15,7 @@ import uuid
 from typing import Any
 
 from app.jsonutil import dumps, read
+from app.leases.footprint import lease_plan
 from app.tfstate.address import instance_address
 from bench.cases import BenchError, Env, _ok, graphql
 from bench.generate import generate_state
@@ -89,9 +90,11 @@ def _changed(document: dict[str, Any], address: str, value: str) -> bytes:
 
 
 async def _acquire(env: Env, state: str, plan: dict[str, Any]) -> str:
-    """acquireLease, its request encoded as fast as Terraform writes a plan's JSON (the
-    client's JSON encoder is no part of what a job waits for)."""
-    body = dumps({"query": ACQUIRE, "variables": {"state": state, "plan": plan}})
+    """acquireLease as `infragraph lease acquire` asks it: the plan reduced to what a
+    lease reads of it (app/leases/footprint.py: lease_plan), its request encoded as fast
+    as Terraform writes a plan's JSON (the client's JSON encoder is no part of what a
+    job waits for)."""
+    body = dumps({"query": ACQUIRE, "variables": {"state": state, "plan": lease_plan(plan)}})
     answer = _ok(
         await env.http.post("/graphql", content=body, headers={"content-type": "application/json"})
     ).json()

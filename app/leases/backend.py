@@ -105,10 +105,16 @@ async def snapshot(conn: asyncpg.Connection, lease: Lease) -> bytes:
 
 
 async def _version_bytes(conn: asyncpg.Connection, name: str, serial: int | None) -> bytes:
-    version = await raw.raw_version(conn, name, serial)
+    """A version's bytes: the leases of one plan round read the same base, kept
+    (app/leases/parsed.py: version_bytes) after the first read."""
+    version = await raw.raw_version(conn, name, serial, read=False)
     if version is None:
         raise NotFound(f"state {name!r} has no version {serial}: pruned while leased?")
-    return await raw.whole_raw(conn, version)
+    data = parsed.version_bytes(version.version_id)
+    if data is None:
+        data = await raw.whole_raw(conn, version)
+        parsed.keep_version_bytes(version.version_id, data)
+    return data
 
 
 async def lock(conn: asyncpg.Connection, lease: Lease, info: dict[str, Any]) -> None:
@@ -181,9 +187,15 @@ class _Prepared:
 
     snapshot: dict[str, Any]
     written: dict[str, Any]
+    encoded: merge.Encoded  # the written document's resources' JSON (its next diff's)
     changes: merge.Changes
     sealed: bytes  # the body as the lease's next snapshot, compressed and sealed
     md5: bytes  # the body's
+
+
+def _parsed_snapshot(data: bytes) -> parsed.Snapshot:
+    document = _stored(data, "the lease's snapshot")
+    return document, merge.encoded(document)
 
 
 def _prepare(lease_id: UUID, snap: bytes, body: bytes) -> _Prepared:
@@ -196,11 +208,12 @@ def _prepare(lease_id: UUID, snap: bytes, body: bytes) -> _Prepared:
             written = _document(jsonutil.read(body), "the body")
         except jsonutil.JsonInputError as exc:
             raise BadInput(f"the body is not JSON: {exc}") from None
-        snapshot = parsed.snapshot(snap, lambda data: _stored(data, "the lease's snapshot"))
-        found = merge.changes(snapshot, written)
+        snapshot, known = parsed.snapshot(snap, _parsed_snapshot)
+        encoded = merge.encoded(written)
+        found = merge.changes(snapshot, written, (known, encoded))
     # compressed here (fast), stored as is: the TOAST's own compression is slow for MBs
     sealed = crypto.keyring().seal(zstandard.compress(body, 1), _context(lease_id))
-    return _Prepared(snapshot, written, found, sealed, hashlib.md5(body).digest())
+    return _Prepared(snapshot, written, encoded, found, sealed, hashlib.md5(body).digest())
 
 
 class _Hashed(ScannedState):
@@ -249,7 +262,7 @@ def _merge(version: raw.RawVersion, head: bytes | dict[str, Any], ready: _Prepar
         merged = merge.merge(document, ready.snapshot, ready.written, ready.changes)
         if merged.document is None:
             return _Attempt(version, merged, None, None)
-        rendered = Body.of(jsonutil.dumps(merged.document, indent=True))  # its MD5 too
+        rendered = Body.of(jsonutil.dumps(merged.document))  # its MD5 too
         state = scan_document(merged.document)
         if merged.in_place is not None:
             changed = patch.in_place(
@@ -403,5 +416,5 @@ async def _store(
     # the next merge's head, likely, and this lease's next snapshot
     assert attempt.merged.document is not None  # rendered from it
     parsed.keep_head(attempt.rendered.md5, attempt.rendered.size, attempt.merged.document)
-    parsed.keep_snapshot(ready.md5, len(body), ready.written)
+    parsed.keep_snapshot(ready.md5, len(body), (ready.written, ready.encoded))
     return MergedWrite(written, written.serial, changed, outside)

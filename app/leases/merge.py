@@ -88,9 +88,13 @@ class Changes:
         return bool(self.instances or self.outputs)
 
 
-def _encoded(document: dict[str, Any]) -> dict[str, bytes | None]:
+Encoded = dict[str, bytes | None]
+
+
+def encoded(document: dict[str, Any]) -> Encoded:
     """Each resource's JSON by its address; None for one whose address recurs (each of
-    its resources is then compared instance by instance)."""
+    its resources is then compared instance by instance). A document's, worked out once,
+    serves each diff against it (`changes`)."""
     found: dict[str, bytes | None] = {}
     for resource in document.get("resources") or []:
         key = resource_of(resource)
@@ -101,17 +105,22 @@ def _encoded(document: dict[str, Any]) -> dict[str, bytes | None]:
     return found
 
 
-def _unchanged(before: dict[str, Any], after: dict[str, Any]) -> set[str]:
+def _unchanged(old: Encoded, new: Encoded) -> set[str]:
     """The resources whose JSON is the same in both: the same instances and fields, none
     of which needs comparing (serializing is many times faster than comparing the
     parsed values; different bytes say nothing, the instances are then compared)."""
-    old, new = _encoded(before), _encoded(after)
     return {key for key, data in old.items() if data is not None and new.get(key) == data}
 
 
-def changes(before: dict[str, Any], after: dict[str, Any]) -> Changes:
-    """What `after` changes of `before` (two v4 states)."""
-    skip = _unchanged(before, after)
+def changes(
+    before: dict[str, Any],
+    after: dict[str, Any],
+    known: tuple[Encoded, Encoded] | None = None,
+) -> Changes:
+    """What `after` changes of `before` (two v4 states); `known`: their `encoded`, when
+    worked out already."""
+    old_encoded, new_encoded = known if known is not None else (encoded(before), encoded(after))
+    skip = _unchanged(old_encoded, new_encoded)
     old, new = instances(before, skip), instances(after, skip)
     changed = {a: new.get(a) for a in old.keys() | new.keys() if not same(old.get(a), new.get(a))}
     old_out, new_out = before.get("outputs") or {}, after.get("outputs") or {}

@@ -5,7 +5,9 @@ three parses of a big state where a plain POST makes one. The head a merge leave
 next merge's head, and a lease's snapshot is often another's too (leases of one plan
 round share their base, which is the head too until the first of them writes), so both
 are kept, parsed, a few at a time, bounded by the size of their bytes. None is ever
-changed: a merge shares the head's unchanged parts (app/leases/merge.py).
+changed: a merge shares the head's unchanged parts (app/leases/merge.py). So are the
+bytes of a version the leases of a round read (their snapshot until they write), by
+its id.
 """
 
 import hashlib
@@ -13,23 +15,26 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
+from uuid import UUID
 
 from app.config import MIB
 
-MAX_BYTES = 32 * MIB  # of JSON kept parsed, heads and snapshots together
+MAX_BYTES = 32 * MIB  # of JSON kept, parsed or not, heads, snapshots and bytes together
 
 Document = dict[str, Any]
+# a snapshot: the document, and its resources' JSON (app/leases/merge.py: encoded)
+Snapshot = tuple[Document, Any]
 
 
 class _Kept:
     """Used from the event loop and from worker threads."""
 
     def __init__(self) -> None:
-        self.items: OrderedDict[tuple[str, bytes], tuple[int, Document]] = OrderedDict()
+        self.items: OrderedDict[tuple[str, bytes], tuple[int, Any]] = OrderedDict()
         self.size = 0
         self.lock = threading.Lock()
 
-    def put(self, kind: str, md5: bytes, size: int, document: Document) -> None:
+    def put(self, kind: str, md5: bytes, size: int, document: Any) -> None:
         if size > MAX_BYTES:
             return
         key = (kind, md5)
@@ -45,7 +50,7 @@ class _Kept:
                 self.size -= gone[-1][0]
         del gone
 
-    def get(self, kind: str, md5: bytes) -> Document | None:
+    def get(self, kind: str, md5: bytes) -> Any:
         with self.lock:
             found = self.items.get((kind, md5))
             if found is None:
@@ -60,7 +65,10 @@ _kept = _Kept()
 def head(md5: bytes) -> Document | None:
     """The version whose bytes have this MD5, parsed, if kept (as a head or a snapshot):
     never to be changed by the caller."""
-    return _kept.get("head", md5) or _kept.get("snapshot", md5)
+    found: Document | None = _kept.get("head", md5)
+    if found is None and (snapshot := _kept.get("snapshot", md5)) is not None:
+        found = snapshot[0]
+    return found
 
 
 def keep_head(md5: bytes, size: int, document: Document) -> None:
@@ -73,12 +81,13 @@ _guard = threading.Lock()
 _parsing: dict[bytes, threading.Lock] = {}  # a lock per snapshot being parsed
 
 
-def snapshot(data: bytes, parse: Callable[[bytes], Document]) -> Document:
-    """A snapshot parsed, never to be changed by the caller. Called from worker threads:
+def snapshot(data: bytes, parse: Callable[[bytes], Snapshot]) -> Snapshot:
+    """A snapshot parsed (and its resources' JSON), never to be changed by the caller.
+    Called from worker threads:
     several writes needing one snapshot at once (leases of one plan round writing
     together) wait for one parse of it."""
     md5 = hashlib.md5(data).digest()
-    found = _kept.get("snapshot", md5)
+    found: Snapshot | None = _kept.get("snapshot", md5)
     if found is not None:
         return found
     with _guard:
@@ -96,7 +105,17 @@ def snapshot(data: bytes, parse: Callable[[bytes], Document]) -> Document:
                 del _parsing[md5]
 
 
-def keep_snapshot(md5: bytes, size: int, document: Document) -> None:
+def keep_snapshot(md5: bytes, size: int, snapshot: Snapshot) -> None:
     """A body written under a lease, by the MD5 and size of its bytes: its next
     snapshot."""
-    _kept.put("snapshot", md5, size, document)
+    _kept.put("snapshot", md5, size, snapshot)
+
+
+def version_bytes(version_id: UUID) -> bytes | None:
+    """A version's bytes, if kept: what the leases of one plan round read (GET) first."""
+    found: bytes | None = _kept.get("bytes", version_id.bytes)
+    return found
+
+
+def keep_version_bytes(version_id: UUID, data: bytes) -> None:
+    _kept.put("bytes", version_id.bytes, len(data), data)
