@@ -15,7 +15,10 @@ token's) is refused. The write, like a whole-state one, holds the state's row
 (FOR UPDATE) from reading which version is the head to storing the merged version:
 merged writes of several leases follow one another, each on the head the previous one
 left. What can be worked out before (the diff against the snapshot, and the merge on
-a head that is still the head under the row) is.
+a head that is still the head under the row) is. A change of instances where they are
+is written from the head's rows and the changed instances alone
+(app/graph/write/patch.py); the merged version's bytes are the merged document,
+compact.
 """
 
 import asyncio
