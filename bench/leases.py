@@ -164,8 +164,8 @@ async def _leases_case(
 
     async def candidate() -> None:
         run[0] += 1
-        head = await _head(env)
-        addresses = await _job_addresses(env)
+        head = await _head(env)  # what the plans are made from (as the jobs' addresses)
+        addresses = _addresses_of(head)
         leases = []
         started = time.perf_counter()
         for address in addresses:  # each CI job leases its plan, then all apply at once
@@ -222,7 +222,11 @@ async def _leases_case(
 
 
 async def _job_addresses(env: Env) -> list[str]:
-    head = await _head(env)
+    return _addresses_of(await _head(env))
+
+
+def _addresses_of(head: dict[str, Any]) -> list[str]:
+    """The instance each job changes."""
     addresses = [a for a, r, _ in instances(head) if r["mode"] == "managed"]
     step = len(addresses) // JOBS
     return [addresses[n * step] for n in range(JOBS)]
