@@ -201,7 +201,7 @@ def _parsed_snapshot(data: bytes) -> parsed.Snapshot:
     return document, merge.encoded(document)
 
 
-def _prepare(lease_id: UUID, snap: bytes, body: bytes) -> _Prepared:
+def _prepare(lease_id: UUID, snap: bytes, body: bytes, md5: bytes | None) -> _Prepared:
     """CPU-bound (off the event loop): parse the body (as strictly as any POSTed state)
     and the snapshot (one kept parsed is not parsed again: app/leases/parsed.py) and
     diff them."""
@@ -216,7 +216,8 @@ def _prepare(lease_id: UUID, snap: bytes, body: bytes) -> _Prepared:
         found = merge.changes(snapshot, written, (known, encoded))
     # compressed here (fast), stored as is: the TOAST's own compression is slow for MBs
     sealed = crypto.keyring().seal(zstandard.compress(body, 1), _context(lease_id))
-    return _Prepared(snapshot, written, encoded, found, sealed, hashlib.md5(body).digest())
+    md5 = hashlib.md5(body).digest() if md5 is None else md5
+    return _Prepared(snapshot, written, encoded, found, sealed, md5)
 
 
 class _Hashed(ScannedState):
@@ -293,13 +294,14 @@ async def _attempt(
 async def merged_write(
     conn: asyncpg.Connection,
     lease: Lease,
-    body: bytes,
+    body: bytes | Body,
     *,
     who: Principal,
     keep_last: int | None = None,
     servers: Sequence[Server] = (),
 ) -> MergedWrite:
-    """POST under `lease`: `body`'s changes against the snapshot, as the next version.
+    """POST under `lease`: `body`'s changes against the snapshot, as the next version
+    (a Body as received: its MD5 is known).
 
     LeaseConflict (recorded `lease-conflict`, nothing written) when another writer
     changed, since the snapshot, an instance or output `body` changes."""
@@ -316,7 +318,7 @@ async def merged_write(
 async def _merged_write(
     conn: asyncpg.Connection,
     lease: Lease,
-    body: bytes,
+    body: bytes | Body,
     who: Principal,
     keep_last: int | None,
     servers: Sequence[Server],
@@ -326,7 +328,8 @@ async def _merged_write(
     # it is now: both before the state's row is held, so that merged writes of several
     # leases wait for one another the least. Under the row, the merge is made (again)
     # only if the head moved meanwhile, on the head the last merge kept parsed.
-    ready = await asyncio.to_thread(_prepare, lease.id, await snapshot(conn, lease), body)
+    data, md5 = (body.whole(), body.md5) if isinstance(body, Body) else (body, None)
+    ready = await asyncio.to_thread(_prepare, lease.id, await snapshot(conn, lease), data, md5)
     alone = _merging[lease.state_name] == 1
     early = await _attempt(conn, lease.state_name, ready) if alone else None
     async with conn.transaction():
@@ -341,7 +344,7 @@ async def _merged_write(
                 conn,
                 lease,
                 state_id,
-                body,
+                data,
                 ready,
                 attempt,
                 changed,
