@@ -180,7 +180,7 @@ async def post_state(request: Request, name: str) -> Response:
         # the cyclic GC is off from here until the answer (app.process.StateWrites)
         try:
             if (lease := _lease(request)) is not None:
-                return await _post_leased(request, name, lease, body.whole())
+                return await _post_leased(request, name, lease, body)
             written = await _write(request, name, body, lock_id)
         finally:
             body.close()
@@ -209,7 +209,7 @@ async def _write(request: Request, name: str, body: Body, lock_id: str | None) -
             raise invalid_state(exc) from None
 
 
-async def _post_leased(request: Request, name: str, lease: str, body: bytes) -> Response:
+async def _post_leased(request: Request, name: str, lease: str, body: Body) -> Response:
     who = principal(request)
     async with db.connection(_pool(request)) as conn:
         found = await leased.renewed(conn, name, leased.lease_id_of(lease), who)

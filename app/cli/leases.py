@@ -11,6 +11,7 @@ import click
 
 from app import jsonutil
 from app.cli.common import ask, json_text, read
+from app.leases.footprint import lease_plan
 
 LEASE_FIELDS = """id state holder baseSerial addresses outputs ttlSeconds expiresAt lockId
     writes createdAt env"""
@@ -71,7 +72,8 @@ def acquire(
     except ValueError as exc:
         raise click.ClickException(f"{file} is not JSON: {exc}") from None
     serial = planfile_serial(planfile) if planfile else None
-    variables = {"state": state, "plan": plan, "ttl": ttl, "serial": serial}
+    # what a lease reads of the plan, not its values (megabytes for a big state)
+    variables = {"state": state, "plan": lease_plan(plan), "ttl": ttl, "serial": serial}
     found = ask(ACQUIRE, variables, "acquireLease")
     if as_json:
         click.echo(json_text(found))

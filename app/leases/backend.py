@@ -15,7 +15,10 @@ token's) is refused. The write, like a whole-state one, holds the state's row
 (FOR UPDATE) from reading which version is the head to storing the merged version:
 merged writes of several leases follow one another, each on the head the previous one
 left. What can be worked out before (the diff against the snapshot, and the merge on
-a head that is still the head under the row) is.
+a head that is still the head under the row) is. A change of instances where they are
+is written from the head's rows and the changed instances alone
+(app/graph/write/patch.py); the merged version's bytes are the merged document,
+compact.
 """
 
 import asyncio
@@ -35,6 +38,7 @@ from app.errors import BadInput, Conflict, LeaseConflict, Locked, NotFound
 from app.graph import raw
 from app.graph.events import append_event
 from app.graph.raw import Body
+from app.graph.write import patch
 from app.graph.write.version import Written, write_version
 from app.leases import merge, parsed
 from app.leases.store import (
@@ -104,10 +108,16 @@ async def snapshot(conn: asyncpg.Connection, lease: Lease) -> bytes:
 
 
 async def _version_bytes(conn: asyncpg.Connection, name: str, serial: int | None) -> bytes:
-    version = await raw.raw_version(conn, name, serial)
+    """A version's bytes: the leases of one plan round read the same base, kept
+    (app/leases/parsed.py: version_bytes) after the first read."""
+    version = await raw.raw_version(conn, name, serial, read=False)
     if version is None:
         raise NotFound(f"state {name!r} has no version {serial}: pruned while leased?")
-    return await raw.whole_raw(conn, version)
+    data = parsed.version_bytes(version.version_id)
+    if data is None:
+        data = await raw.whole_raw(conn, version)
+        parsed.keep_version_bytes(version.version_id, data)
+    return data
 
 
 async def lock(conn: asyncpg.Connection, lease: Lease, info: dict[str, Any]) -> None:
@@ -180,12 +190,18 @@ class _Prepared:
 
     snapshot: dict[str, Any]
     written: dict[str, Any]
+    encoded: merge.Encoded  # the written document's resources' JSON (its next diff's)
     changes: merge.Changes
     sealed: bytes  # the body as the lease's next snapshot, compressed and sealed
     md5: bytes  # the body's
 
 
-def _prepare(lease_id: UUID, snap: bytes, body: bytes) -> _Prepared:
+def _parsed_snapshot(data: bytes) -> parsed.Snapshot:
+    document = _stored(data, "the lease's snapshot")
+    return document, merge.encoded(document)
+
+
+def _prepare(lease_id: UUID, snap: bytes, body: bytes, md5: bytes | None) -> _Prepared:
     """CPU-bound (off the event loop): parse the body (as strictly as any POSTed state)
     and the snapshot (one kept parsed is not parsed again: app/leases/parsed.py) and
     diff them."""
@@ -195,11 +211,13 @@ def _prepare(lease_id: UUID, snap: bytes, body: bytes) -> _Prepared:
             written = _document(jsonutil.read(body), "the body")
         except jsonutil.JsonInputError as exc:
             raise BadInput(f"the body is not JSON: {exc}") from None
-        snapshot = parsed.snapshot(snap, lambda data: _stored(data, "the lease's snapshot"))
-        found = merge.changes(snapshot, written)
+        snapshot, known = parsed.snapshot(snap, _parsed_snapshot)
+        encoded = merge.encoded(written)
+        found = merge.changes(snapshot, written, (known, encoded))
     # compressed here (fast), stored as is: the TOAST's own compression is slow for MBs
     sealed = crypto.keyring().seal(zstandard.compress(body, 1), _context(lease_id))
-    return _Prepared(snapshot, written, found, sealed, hashlib.md5(body).digest())
+    md5 = hashlib.md5(body).digest() if md5 is None else md5
+    return _Prepared(snapshot, written, encoded, found, sealed, md5)
 
 
 class _Hashed(ScannedState):
@@ -222,26 +240,41 @@ _merging: Counter[str] = Counter()
 @dataclass(frozen=True)
 class _Attempt:
     """The prepared changes merged into one head version: the merged document, its bytes
-    and its scan (what the write reads), unless it conflicts or changes nothing."""
+    and its scan (what the write reads), unless it conflicts or changes nothing; and,
+    when the change is of instances where they are, those alone (the write reads no
+    other)."""
 
     head: raw.RawVersion
     merged: merge.Merged
     rendered: Body | None
     state: ScannedState | None
+    in_place: patch.InPlace | None = None
 
 
 def _merge(version: raw.RawVersion, head: bytes | dict[str, Any], ready: _Prepared) -> _Attempt:
     """CPU-bound: the prepared changes applied to the head, its bytes or kept parsed
     (off the event loop). The merged document is scanned as it is (the write's raw
     hashes are of its resources as parsed, which rendering and parsing again would give
-    back): never parsed from its bytes."""
+    back): never parsed from its bytes. A change in place is scanned alone; any other,
+    all of it (hashed here, before the state's row is held, when it can be)."""
     with gc_paused():
-        document = head if isinstance(head, dict) else _stored(head, "the current version")
+        if isinstance(head, dict):
+            document = head
+        else:
+            document = _stored(head, "the current version")
+            parsed.keep_head(version.md5, len(head), document)
         merged = merge.merge(document, ready.snapshot, ready.written, ready.changes)
         if merged.document is None:
             return _Attempt(version, merged, None, None)
-        rendered = Body.of(jsonutil.dumps(merged.document, indent=True))  # its MD5 too
-        return _Attempt(version, merged, rendered, _Hashed(scan_document(merged.document)))
+        rendered = Body.of(jsonutil.dumps(merged.document))  # its MD5 too
+        state = scan_document(merged.document)
+        if merged.in_place is not None:
+            changed = patch.in_place(
+                state, version.version_id, merged.in_place, merged.changes.instances
+            )
+            if changed is not None:
+                return _Attempt(version, merged, rendered, state, changed)
+        return _Attempt(version, merged, rendered, _Hashed(state))
 
 
 async def _attempt(
@@ -253,7 +286,7 @@ async def _attempt(
         raise NotFound(f"state {name!r} has no version")
     if held is not None and held.head.version_id == version.version_id:
         return held
-    kept = parsed.take_head(version.md5)
+    kept = parsed.head(version.md5)
     head = kept if kept is not None else await raw.whole_raw(conn, version)
     return await asyncio.to_thread(_merge, version, head, ready)
 
@@ -261,13 +294,14 @@ async def _attempt(
 async def merged_write(
     conn: asyncpg.Connection,
     lease: Lease,
-    body: bytes,
+    body: bytes | Body,
     *,
     who: Principal,
     keep_last: int | None = None,
     servers: Sequence[Server] = (),
 ) -> MergedWrite:
-    """POST under `lease`: `body`'s changes against the snapshot, as the next version.
+    """POST under `lease`: `body`'s changes against the snapshot, as the next version
+    (a Body as received: its MD5 is known).
 
     LeaseConflict (recorded `lease-conflict`, nothing written) when another writer
     changed, since the snapshot, an instance or output `body` changes."""
@@ -284,7 +318,7 @@ async def merged_write(
 async def _merged_write(
     conn: asyncpg.Connection,
     lease: Lease,
-    body: bytes,
+    body: bytes | Body,
     who: Principal,
     keep_last: int | None,
     servers: Sequence[Server],
@@ -294,7 +328,8 @@ async def _merged_write(
     # it is now: both before the state's row is held, so that merged writes of several
     # leases wait for one another the least. Under the row, the merge is made (again)
     # only if the head moved meanwhile, on the head the last merge kept parsed.
-    ready = await asyncio.to_thread(_prepare, lease.id, await snapshot(conn, lease), body)
+    data, md5 = (body.whole(), body.md5) if isinstance(body, Body) else (body, None)
+    ready = await asyncio.to_thread(_prepare, lease.id, await snapshot(conn, lease), data, md5)
     alone = _merging[lease.state_name] == 1
     early = await _attempt(conn, lease.state_name, ready) if alone else None
     async with conn.transaction():
@@ -309,7 +344,7 @@ async def _merged_write(
                 conn,
                 lease,
                 state_id,
-                body,
+                data,
                 ready,
                 attempt,
                 changed,
@@ -373,6 +408,7 @@ async def _store(
         detail=detail,
         keep_last=keep_last,
         servers=servers,
+        in_place=attempt.in_place,
     )
     await append_event(
         conn,
@@ -386,5 +422,5 @@ async def _store(
     # the next merge's head, likely, and this lease's next snapshot
     assert attempt.merged.document is not None  # rendered from it
     parsed.keep_head(attempt.rendered.md5, attempt.rendered.size, attempt.merged.document)
-    parsed.keep_snapshot(ready.md5, len(body), ready.written)
+    parsed.keep_snapshot(ready.md5, len(body), (ready.written, ready.encoded))
     return MergedWrite(written, written.serial, changed, outside)

@@ -88,9 +88,13 @@ class Changes:
         return bool(self.instances or self.outputs)
 
 
-def _encoded(document: dict[str, Any]) -> dict[str, bytes | None]:
+Encoded = dict[str, bytes | None]
+
+
+def encoded(document: dict[str, Any]) -> Encoded:
     """Each resource's JSON by its address; None for one whose address recurs (each of
-    its resources is then compared instance by instance)."""
+    its resources is then compared instance by instance). A document's, worked out once,
+    serves each diff against it (`changes`)."""
     found: dict[str, bytes | None] = {}
     for resource in document.get("resources") or []:
         key = resource_of(resource)
@@ -101,17 +105,22 @@ def _encoded(document: dict[str, Any]) -> dict[str, bytes | None]:
     return found
 
 
-def _unchanged(before: dict[str, Any], after: dict[str, Any]) -> set[str]:
+def _unchanged(old: Encoded, new: Encoded) -> set[str]:
     """The resources whose JSON is the same in both: the same instances and fields, none
     of which needs comparing (serializing is many times faster than comparing the
     parsed values; different bytes say nothing, the instances are then compared)."""
-    old, new = _encoded(before), _encoded(after)
     return {key for key, data in old.items() if data is not None and new.get(key) == data}
 
 
-def changes(before: dict[str, Any], after: dict[str, Any]) -> Changes:
-    """What `after` changes of `before` (two v4 states)."""
-    skip = _unchanged(before, after)
+def changes(
+    before: dict[str, Any],
+    after: dict[str, Any],
+    known: tuple[Encoded, Encoded] | None = None,
+) -> Changes:
+    """What `after` changes of `before` (two v4 states); `known`: their `encoded`, when
+    worked out already."""
+    old_encoded, new_encoded = known if known is not None else (encoded(before), encoded(after))
+    skip = _unchanged(old_encoded, new_encoded)
     old, new = instances(before, skip), instances(after, skip)
     changed = {a: new.get(a) for a in old.keys() | new.keys() if not same(old.get(a), new.get(a))}
     old_out, new_out = before.get("outputs") or {}, after.get("outputs") or {}
@@ -138,6 +147,10 @@ class Merged:
     document: dict[str, Any] | None  # None when there are conflicts (or nothing to write)
     changes: Changes
     conflicts: list[str]  # instances and outputs another writer changed since the snapshot
+    # when every change is of instances where they are (each replacing the head's at its
+    # address, in a resource whose own fields stay, naming the same dependencies, no
+    # output changed): the positions of their resources in the document; else None
+    in_place: tuple[int, ...] | None = None
 
 
 def merge(
@@ -149,8 +162,9 @@ def merge(
     """`written`'s changes against `snapshot` (`found`, when already known), applied to
     `head` as its next version (serial + 1, head's lineage); conflicts when `head`
     differs from `snapshot` where `written` changes it. No changes: no document. The
-    head is the caller's to give up: the merged one is `head`, patched in place (a write
-    changes a few instances of thousands)."""
+    head is left as it is: the merged document shares all but the resources it changes
+    with it (a write changes a few instances of thousands), so neither is to be changed
+    in place after."""
     found = changes(snapshot, written) if found is None else found
     if not found:
         return Merged(None, found, [])
@@ -164,33 +178,65 @@ def merge(
     conflicts += [OUTPUT_PREFIX + n for n in found.outputs if head_out.get(n) != snap_out.get(n)]
     if conflicts:
         return Merged(None, found, sorted(conflicts))
-    _patch(head, head_instances, found.instances)
+    document = {**head}
+    touched = _patch(document, head_instances, found.instances)
     outputs = dict(head_out)
     for name, value in found.outputs.items():
         if value is None:
             outputs.pop(name, None)
         else:
             outputs[name] = value
-    head["outputs"] = outputs
-    head["serial"] = int(head.get("serial") or 0) + 1
-    head["terraform_version"] = written.get("terraform_version", head.get("terraform_version"))
+    document["outputs"] = outputs
+    document["serial"] = int(head.get("serial") or 0) + 1
+    document["terraform_version"] = written.get("terraform_version", head.get("terraform_version"))
     if written.get("check_results") != snapshot.get("check_results"):
-        head["check_results"] = written.get("check_results")
-    return Merged(head, found, [])
+        document["check_results"] = written.get("check_results")
+    in_place = touched if _in_place(head_instances, found) else None
+    return Merged(document, found, [], in_place)
+
+
+_DEPENDENCIES = ("dependencies", "depends_on")
+
+
+def _in_place(present: dict[str, Entry], found: Changes) -> bool:
+    """Whether every change replaces an instance where it is (see Merged.in_place)."""
+    if found.outputs:
+        return False
+    for address, entry in found.instances.items():
+        old = present.get(address)
+        if entry is None or old is None or resource_of(entry[0]) != resource_of(old[0]):
+            return False
+        if any(entry[1].get(k) != old[1].get(k) for k in _DEPENDENCIES):
+            return False
+        if entry[0] is not old[0] and meta(entry[0]) != meta(old[0]):
+            return False
+    return True
 
 
 def _patch(
     document: dict[str, Any], present: dict[str, Entry], changed: dict[str, Entry | None]
-) -> None:
+) -> tuple[int, ...]:
     """Replace, remove and add the `changed` instances of `document` (whose instances are
-    `present`), in place; a resource left without instances goes, as Terraform drops it."""
-    resources: list[dict[str, Any]] = document.setdefault("resources", [])
-    by_key = {resource_of(r): r for r in resources}
+    `present`): its resources list and the resources changed are new objects, the rest
+    is shared; a resource left without instances goes, as Terraform drops it. The
+    positions of the resources changed, when none went."""
+    resources: list[dict[str, Any]] = list(document.get("resources") or [])
+    at_key = {resource_of(r): n for n, r in enumerate(resources)}
+    touched: set[int] = set()
+
+    def own(key: str) -> dict[str, Any]:
+        """The resource at `key`, copied once (its instances list too)."""
+        n = at_key[key]
+        if n not in touched:
+            touched.add(n)
+            resources[n] = {**resources[n], "instances": list(resources[n]["instances"])}
+        return resources[n]
+
     for address, entry in sorted(changed.items()):
         old = present.get(address)
         key = None if entry is None else resource_of(entry[0])
         if old is not None:
-            resource = by_key[resource_of(old[0])]
+            resource = own(resource_of(old[0]))
             members = resource["instances"]
             at = next(n for n, i in enumerate(members) if i is old[1])
             if entry is not None and key == resource_of(old[0]):  # changed where it is
@@ -200,8 +246,10 @@ def _patch(
             del members[at]
         if entry is None or key is None:
             continue
-        if key not in by_key:
-            by_key[key] = {**meta(entry[0]), "instances": []}
-            resources.append(by_key[key])
-        by_key[key]["instances"].append(entry[1])
-    document["resources"] = [r for r in resources if r.get("instances")]
+        if key not in at_key:
+            at_key[key] = len(resources)
+            resources.append({**meta(entry[0]), "instances": []})
+        own(key)["instances"].append(entry[1])
+    kept = [r for r in resources if r.get("instances")]
+    document["resources"] = kept
+    return tuple(sorted(touched)) if len(kept) == len(resources) else ()

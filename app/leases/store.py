@@ -10,6 +10,7 @@ by the next request on its state that looks at leases.
 """
 
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -120,15 +121,45 @@ def lease_names(leases: list[Lease]) -> list[dict[str, Any]]:
     ]
 
 
-async def _head(conn: asyncpg.Connection, state_id: UUID, name: str) -> int:
-    serial: int | None = await conn.fetchval(
-        "SELECT max(serial) FROM state_versions WHERE state_id = $1", state_id
+async def _head(conn: asyncpg.Connection, state_id: UUID, name: str) -> tuple[UUID, int]:
+    """The current version's id and serial."""
+    record = await conn.fetchrow(
+        """SELECT id, serial FROM state_versions WHERE state_id = $1
+           ORDER BY serial DESC LIMIT 1""",
+        state_id,
     )
-    if serial is None:
+    if record is None:
         raise NotFound(
             f"state {name!r} has no version yet: its first apply takes the whole-state lock"
         )
-    return serial
+    return record["id"], record["serial"]
+
+
+# The managed instances' ids of a few versions (address -> id), by version id: what a
+# plan's prior state is compared with. A version never changes, and the leases of one
+# plan round are all taken on one version: its rows are read once for them all.
+_IDS_KEPT = 8
+_ids: OrderedDict[UUID, dict[str, Any]] = OrderedDict()
+
+
+async def _instance_ids(
+    conn: asyncpg.Connection, state_id: UUID, version_id: UUID, serial: int
+) -> dict[str, Any]:
+    found = _ids.get(version_id)
+    if found is not None:
+        _ids.move_to_end(version_id)
+        return found
+    records = await conn.fetch(
+        f"""SELECT r.address, r.attributes->>'id' AS id FROM resources r
+            WHERE {valid_at("r")} AND r.mode = 'managed'""",
+        state_id,
+        serial,
+    )
+    found = {r["address"]: r["id"] for r in records}
+    _ids[version_id] = found
+    while len(_ids) > _IDS_KEPT:
+        _ids.popitem(last=False)
+    return found
 
 
 async def _refuse_stale(
@@ -136,28 +167,23 @@ async def _refuse_stale(
     state_id: UUID,
     name: str,
     plan: ParsedPlan,
-    head: int,
+    head: tuple[UUID, int],
     serial: int | None,
 ) -> None:
     """StalePlan when the plan was not made from the current version: the serial it
     names, else (as plans are read, app/plans/store.py) other instances or ids."""
-    if serial is not None and serial != head:
+    version_id, current = head
+    if serial is not None and serial != current:
         raise StalePlan(
-            f"the plan was made from serial {serial} of state {name!r}, which is at {head}: "
-            "plan again",
-            {"state": name, "plan_serial": serial, "serial": head},
+            f"the plan was made from serial {serial} of state {name!r}, which is at "
+            f"{current}: plan again",
+            {"state": name, "plan_serial": serial, "serial": current},
         )
-    records = await conn.fetch(
-        f"""SELECT r.address, r.attributes->>'id' AS id FROM resources r
-            WHERE {valid_at("r")} AND r.mode = 'managed'""",
-        state_id,
-        head,
-    )
-    if is_stale(plan.prior, {r["address"]: r["id"] for r in records}):
+    if is_stale(plan.prior, await _instance_ids(conn, state_id, version_id, current)):
         raise StalePlan(
-            f"the plan's prior state is not the current version (serial {head}) of state "
+            f"the plan's prior state is not the current version (serial {current}) of state "
             f"{name!r}: plan again",
-            {"state": name, "serial": head},
+            {"state": name, "serial": current},
         )
 
 
@@ -198,7 +224,7 @@ async def acquire(
         if refusal is None:
             head = await _head(conn, state_id, name)
             await _refuse_stale(conn, state_id, name, plan, head, serial)
-            return await _insert(conn, state_id, name, print_, who, ttl_seconds, head)
+            return await _insert(conn, state_id, name, print_, who, ttl_seconds, head[1])
     await append_event(
         conn,
         state_name=name,

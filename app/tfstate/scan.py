@@ -150,6 +150,10 @@ class ScannedState:
     def omitted(self) -> list[str]:
         return self.head.omitted
 
+    def resources(self) -> Iterator[Any]:
+        """One pass over the document's resources as parsed, not validated."""
+        return self._resources()
+
     def instances(self) -> Iterator[ScannedInstance]:
         """One pass over the document's instances, each with its raw hash: of its resource
         as parsed (all of it, one hash each) and of its place in it."""
@@ -158,10 +162,15 @@ class ScannedState:
             items = raw.get("instances") if isinstance(raw, dict) else None
             if not isinstance(items, list) or not items:
                 resource.header()  # raises: no instance of it would be normalized to say why
-            resource_hash = hashlib.blake2b(_encode(raw), digest_size=16).digest()
+            digest = resource_hash(raw)
             for position, instance in enumerate(cast(list[Any], items)):
-                raw_hash = resource_hash + position.to_bytes(4, "big")
+                raw_hash = digest + position.to_bytes(4, "big")
                 yield ScannedInstance(resource, position, instance, raw_hash)
+
+
+def resource_hash(raw: Any) -> bytes:
+    """The hash of a resource as parsed, all of it: its instances' raw hashes begin with it."""
+    return hashlib.blake2b(_encode(raw), digest_size=16).digest()
 
 
 def _encode(value: Any) -> bytes:

@@ -19,6 +19,7 @@ from app.graph.retention import prune_state
 from app.graph.states import ensure_state
 from app.graph.write.edges import write_edges
 from app.graph.write.outputs import write_outputs
+from app.graph.write.patch import InPlace, write_in_place
 from app.graph.write.result import WrittenRows
 from app.graph.write.rows import write_rows
 from app.graph.write.rules import is_retry, locked_current, numbered
@@ -51,6 +52,7 @@ async def write_version(
     detail: dict[str, Any] | None = None,
     keep_last: int | None = None,
     servers: Sequence[Server] = (),
+    in_place: InPlace | None = None,
 ) -> Written:
     """Store `body` as the next version of state `name`, under the rules of its serial and
     lineage (app/graph/write/rules.py); with `keep_last`, then prune the state to its last
@@ -61,6 +63,10 @@ async def write_version(
     A streamed state (app/tfstate/scan.py: scan_stream) is written as it is read; when
     the reader finds it must be read whole after all, the write is rolled back and done
     again from the whole document, which also says what is wrong with an invalid one.
+
+    With `in_place` (app/graph/write/patch.py), while its base is the current version,
+    the rows are written from that version's and the changed instances alone (and whole
+    when those rows say they cannot be).
     """
     raw = body if isinstance(body, Body) else Body.of(body)
     state = state or scan_state(raw.whole())
@@ -75,6 +81,7 @@ async def write_version(
         detail=detail,
         keep_last=keep_last,
         servers=servers,
+        in_place=in_place,
     )
     try:
         return await write(state)
@@ -94,6 +101,7 @@ async def _write_version(
     detail: dict[str, Any] | None,
     keep_last: int | None,
     servers: Sequence[Server],
+    in_place: InPlace | None,
 ) -> Written:
     md5 = raw.md5
     async with conn.transaction():
@@ -105,9 +113,18 @@ async def _write_version(
         # Building rows allocates per instance; with the parsed state alive, each GC pass
         # would walk millions of objects that can form no cycle.
         with gc_paused():
-            version_id = await _insert_version(conn, state_id, version, md5, actor)
-            rows, outputs_changed = await _write_graph(conn, state_id, version_id, version, servers)
-            await _complete_version(conn, version_id, version, raw, rows)
+            patched = None
+            if in_place is not None and current is not None and current.id == in_place.base:
+                patched = await _write_in_place(conn, state_id, version, raw, actor, in_place)
+            if patched is None:
+                version_id = await _insert_version(conn, state_id, version, md5, actor)
+                rows, outputs_changed = await _write_graph(
+                    conn, state_id, version_id, version, servers
+                )
+                count = await _complete_version(conn, version_id, version, raw, rows)
+            else:
+                version_id, rows, count = patched
+                outputs_changed = False
         # a state with a configuration: the new version's edges with their reasons
         await configure_version(conn, state_id, version.serial)
         if outputs_changed:
@@ -128,7 +145,7 @@ async def _write_version(
             actor=actor,
             serial=version.serial,
             detail={
-                "resources": len(rows.refs),
+                "resources": count,
                 "bytes": raw.size,
                 **rows.summary(),
                 **({"encrypted": True} if version.encrypted else {}),
@@ -167,6 +184,45 @@ async def _write_graph(
     return rows, outputs_changed
 
 
+class _NotInPlace(Exception):
+    """The current version's rows say the change is not in place: rolled back."""
+
+
+async def _write_in_place(
+    conn: asyncpg.Connection,
+    state_id: UUID,
+    version: NormalizedState | ScannedState,
+    raw: Body,
+    actor: str,
+    patch: InPlace,
+) -> tuple[UUID, WrittenRows, int] | None:
+    """The version written in place (app/graph/write/patch.py), in a savepoint: its id,
+    rows and instance count; None, nothing written, when it cannot be."""
+    try:
+        async with conn.transaction():
+            version_id = await _insert_version(conn, state_id, version, raw.md5, actor)
+            rows = await write_in_place(conn, state_id, version_id, patch)
+            if rows is None:
+                raise _NotInPlace
+            await write_edges(conn, version_id, rows)  # the closed rows', between successors
+            if await write_outputs(conn, state_id, version_id, version):
+                raise _NotInPlace  # the outputs' lineage is worked out whole
+            await links.write_links(conn, rows, ())
+            await links.write_lineage(conn, rows, False)
+            base = await conn.fetchrow(
+                "SELECT layout, resource_count FROM state_versions WHERE state_id = $1 AND id = $2",
+                state_id,
+                patch.base,
+            )
+            assert base is not None  # the current version, under the state's row lock
+            await _complete_version(
+                conn, version_id, version, raw, rows, (base["layout"], base["resource_count"])
+            )
+    except _NotInPlace:
+        return None
+    return version_id, rows, base["resource_count"]
+
+
 async def _insert_version(
     conn: asyncpg.Connection,
     state_id: UUID,
@@ -196,10 +252,13 @@ async def _complete_version(
     state: NormalizedState | ScannedState,
     raw: Body,
     rows: WrittenRows,
-) -> None:
-    """The version row's raw bytes, layout and count, and the document's fields: a
-    streamed document's are complete once its resources were read. Its layout: the
-    instances' order when not Terraform's (app/tfstate/order.py)."""
+    kept: tuple[Any, int] | None = None,
+) -> int:
+    """The version row's raw bytes, layout and count (`kept`: the ones of the version it
+    changes in place), and the document's fields: a streamed document's are complete
+    once its resources were read. Its layout: the instances' order when not Terraform's
+    (app/tfstate/order.py). Gives the count."""
+    layout, count = kept if kept is not None else (layout_of(rows.refs), len(rows.refs))
     await conn.execute(
         """UPDATE state_versions
            SET raw_chunks = $2, terraform_version = $3, extra = $4, omitted = $5,
@@ -210,7 +269,8 @@ async def _complete_version(
         state.terraform_version,
         state.extra,
         state.omitted,
-        len(rows.refs),
-        layout_of(rows.refs),
+        count,
+        layout,
         rows.state_id,
     )
+    return count
