@@ -7,6 +7,7 @@ from uuid import UUID
 import asyncpg
 
 from app.errors import AppError, BadInput, NotFound
+from app.graph import shards
 from app.graph.links import sensitive_attributes
 from app.graph.sensitive import Path, opened, overlaps, restore, sensitive_paths
 
@@ -38,15 +39,16 @@ _MISSING = object()
 # and up to x (x newer), or that ended after x and up to y (x older). Each is one range
 # of an index (resources_opened, resources_closed): the work follows the change.
 _COLUMNS = (
-    f"r.id, r.address, r.attributes, {sensitive_attributes('r')} AS sensitive_attributes, r.secrets"
+    f"r.id, r.address, r.attributes, {sensitive_attributes('r', '$3')} AS sensitive_attributes, "
+    "r.secrets"
 )
 _ONLY_AT = f"""(
     SELECT {_COLUMNS} FROM resources r
-    WHERE r.state_id = n.state_id AND r.serial_from > {{y}}.serial
+    WHERE r.state_id = $3 AND r.serial_from > {{y}}.serial
       AND r.serial_from <= {{x}}.serial AND (r.serial_to IS NULL OR r.serial_to > {{x}}.serial)
   UNION ALL
     SELECT {_COLUMNS} FROM resources r
-    WHERE r.state_id = n.state_id AND r.serial_to > {{x}}.serial
+    WHERE r.state_id = $3 AND r.serial_to > {{x}}.serial
       AND r.serial_to <= {{y}}.serial AND r.serial_from <= {{x}}.serial)"""
 _ONLY_AT_VERSION = _ONLY_AT.format(x="n", y="o")
 _ONLY_AT_AGAINST = _ONLY_AT.format(x="o", y="n")
@@ -62,8 +64,8 @@ _DIFF = f"""
            CASE WHEN n.encrypted THEN n.serial WHEN o.encrypted THEN o.serial END AS encrypted,
            c.*
     FROM unnest($1::uuid[], $2::bigint[]) AS k (version_id, against)
-    JOIN state_versions n ON n.id = k.version_id
-    LEFT JOIN state_versions o ON o.state_id = n.state_id AND o.serial = k.against
+    JOIN state_versions n ON n.id = k.version_id AND n.state_id = $3
+    LEFT JOIN state_versions o ON o.state_id = $3 AND o.serial = k.against
     LEFT JOIN LATERAL (
         SELECT coalesce(a.address, b.address) COLLATE "C" AS address,
                CASE WHEN b.id IS NULL THEN 'added' WHEN a.id IS NULL THEN 'removed'
@@ -83,10 +85,17 @@ async def diff_versions(
     conn: asyncpg.Connection, keys: list[tuple[UUID, int]]
 ) -> dict[tuple[UUID, int], VersionDiff | AppError]:
     """Diffs of (version id, against serial) pairs; NotFound for a serial the state lacks,
-    BadInput when either version is encrypted."""
-    records = await conn.fetch(
-        _DIFF, [version_id for version_id, _ in keys], [against for _, against in keys]
-    )
+    BadInput when either version is encrypted. A statement per state (of the state $3:
+    app/graph/shards.py)."""
+    found: list[asyncpg.Record] = []
+    for state, pairs in (await shards.by_state(conn, keys, lambda k: k[0])).items():
+        found += await conn.fetch(
+            _DIFF, [version_id for version_id, _ in pairs], [against for _, against in pairs], state
+        )
+    return _diffs(found)
+
+
+def _diffs(records: list[asyncpg.Record]) -> dict[tuple[UUID, int], VersionDiff | AppError]:
     diffs: dict[tuple[UUID, int], VersionDiff | AppError] = {}
     for record in records:
         key = (record["version_id"], record["against"])

@@ -97,7 +97,9 @@ async def renewed(conn: asyncpg.Connection, name: str, lease_id: UUID, who: Prin
 
 async def snapshot(conn: asyncpg.Connection, lease: Lease) -> bytes:
     """What the lease's Terraform reads (GET)."""
-    stored = await conn.fetchval("SELECT snapshot FROM leases WHERE id = $1", lease.id)
+    stored = await conn.fetchval(
+        "SELECT snapshot FROM leases WHERE id = $1 AND state_id = $2", lease.id, lease.state_id
+    )
     if stored is not None:
         return zstandard.decompress(crypto.keyring().open(stored, _context(lease.id)))
     return await _version_bytes(conn, lease.state_name, lease.base_serial)
@@ -124,7 +126,9 @@ async def lock(conn: asyncpg.Connection, lease: Lease, info: dict[str, Any]) -> 
                 writer["info"],
             )
         held = await conn.fetchrow(
-            "SELECT lock_id, lock_info FROM leases WHERE id = $1 FOR UPDATE", lease.id
+            "SELECT lock_id, lock_info FROM leases WHERE id = $1 AND state_id = $2 FOR UPDATE",
+            lease.id,
+            state_id,
         )
         if held is not None and held["lock_id"] not in (None, info["ID"]):
             raise Locked(
@@ -132,10 +136,11 @@ async def lock(conn: asyncpg.Connection, lease: Lease, info: dict[str, Any]) -> 
                 held["lock_info"],
             )
         await conn.execute(
-            "UPDATE leases SET lock_id = $2, lock_info = $3 WHERE id = $1",
+            "UPDATE leases SET lock_id = $2, lock_info = $3 WHERE id = $1 AND state_id = $4",
             lease.id,
             info["ID"],
             info,
+            state_id,
         )
 
 
@@ -354,9 +359,10 @@ async def _store(
     servers: Sequence[Server],
 ) -> MergedWrite:
     await conn.execute(
-        "UPDATE leases SET snapshot = $2, writes = writes + 1 WHERE id = $1",
+        "UPDATE leases SET snapshot = $2, writes = writes + 1 WHERE id = $1 AND state_id = $3",
         lease.id,
         ready.sealed,
+        lease.state_id,
     )
     if attempt.rendered is None or attempt.state is None:  # nothing changed (a retried POST)
         serial = await conn.fetchval(
