@@ -86,7 +86,7 @@ async def init_connection(conn: asyncpg.Connection) -> None:
     await conn.set_type_codec(
         "jsonb", schema="pg_catalog", encoder=_encode_jsonb, decoder=_decode_jsonb, format="binary"
     )
-    if isinstance(conn, Connection):
+    if type(conn) is Connection:  # the pool's (asyncpg's isinstance answers for proxies)
         conn.sharded = await sharding.installed(conn)
 
 

@@ -212,6 +212,8 @@ async def search_resources(
         state = await conn.fetchval("SELECT id FROM states WHERE name = $1", f.state)
         if state is None:
             return Page([], [], 0 if count else None, False)
+    elif shards.sharded(conn):
+        return await _search_shards(conn, f, first=first, after=after, count=count)
     records = await _resources(
         conn,
         owner=str(ALL),
@@ -226,6 +228,47 @@ async def search_resources(
         state=state,
     )
     return single_page(records, first, RESOURCE_KEY)
+
+
+async def _search_shards(
+    conn: asyncpg.Connection,
+    f: ResourceFilter,
+    *,
+    first: int,
+    after: tuple[str, str] | None,
+    count: bool,
+) -> Page[asyncpg.Record]:
+    """search_resources across states on Citus, in steps: the page's keys (each shard's
+    first rows, merged), the total (each shard's count, summed), then the rows (a
+    statement per state of the page)."""
+    arg = Params()
+    conditions = filter_conditions(f, arg)
+    total = None
+    if count:
+        total = await conn.fetchval(
+            f"SELECT count(*) FROM {CURRENT_SCOPE} WHERE {conditions}", *arg
+        )
+    cursor = (
+        f"""(s.name COLLATE "C", r.address COLLATE "C") > ({arg(after[0])}, {arg(after[1])})"""
+        if after
+        else "true"
+    )
+    keys = await conn.fetch(
+        f"""SELECT r.id, r.state_id, v.id AS version_id, s.name COLLATE "C" AS state_name,
+                   r.address COLLATE "C" AS address
+            FROM {CURRENT_SCOPE} WHERE {conditions} AND {cursor}
+            ORDER BY state_name, address LIMIT {arg(first + 1)}""",
+        *arg,
+    )
+    shown = keys[:first]
+    shards.remember_rows(shown)
+    found = await resources_by_keys(conn, [(k["id"], k["version_id"]) for k in shown])
+    return Page(
+        [found[(k["id"], k["version_id"])] for k in shown],
+        [(k["state_name"], k["address"]) for k in shown],
+        total,
+        len(keys) > first,
+    )
 
 
 async def version_resources(

@@ -64,20 +64,33 @@ def _context(lease_id: UUID) -> bytes:
 
 
 async def renewed(conn: asyncpg.Connection, name: str, lease_id: UUID, who: Principal) -> Lease:
-    """The live lease `lease_id` of state `name`, held by `who`, renewed for its TTL."""
-    record = await conn.fetchrow(
-        f"""WITH renewed AS (
-                UPDATE leases l SET expires_at = now() + l.ttl_seconds * interval '1 second'
-                FROM states s
-                WHERE l.id = $1 AND s.id = l.state_id AND s.name = $2
-                  AND l.expires_at > now() AND l.holder = $3
-                RETURNING l.*
-            )
-            SELECT {LEASE_COLUMNS} FROM renewed l JOIN states s ON s.id = l.state_id""",
+    """The live lease `lease_id` of state `name`, held by `who`, renewed for its TTL.
+    Each statement names the state (on Citus, its shard), whose id is found first; the
+    new expiry is worked out before the update (Citus evaluates now() only without
+    column references in an UPDATE)."""
+    record = None
+    state_id = await conn.fetchval("SELECT id FROM states WHERE name = $1", name)
+    ttl = await conn.fetchval(
+        """SELECT ttl_seconds FROM leases
+           WHERE id = $1 AND state_id = $2 AND expires_at > now() AND holder = $3""",
         lease_id,
-        name,
+        state_id,
         who.name,
     )
+    if ttl is not None:
+        record = await conn.fetchrow(
+            f"""WITH renewed AS (
+                    UPDATE leases l SET expires_at = now() + make_interval(secs => $4)
+                    WHERE l.id = $1 AND l.state_id = $2 AND l.expires_at > now()
+                      AND l.holder = $3
+                    RETURNING l.*
+                )
+                SELECT {LEASE_COLUMNS} FROM renewed l JOIN states s ON s.id = l.state_id""",
+            lease_id,
+            state_id,
+            who.name,
+            float(ttl),
+        )
     if record is not None:
         return Lease.of(record)
     other = await conn.fetchrow(
