@@ -95,16 +95,17 @@ async def radius_reads(ask: Ask) -> dict[str, Any]:
             "direction": "DEPENDENCIES",
             "across": True,
         },
-        "big": {"state": "team/big", "address": "aws_vpc.main"},
+        "big": {"state": "team/big", "address": "aws_vpc.main", "page": 150},
     }
     for name, given in cases.items():
+        size = given.pop("page", 3)
         variables = {"direction": "DEPENDENTS", "across": False, "first": 100, **given}
         answers[name] = await ask(RADIUS, variables)
         # and page by page: the first page, then each kept page after it
         pages = []
         after = None
         while True:
-            page = (await ask(RADIUS, {**variables, "first": 3, "after": after}))["blastRadius"]
+            page = (await ask(RADIUS, {**variables, "first": size, "after": after}))["blastRadius"]
             pages.append(page)
             if not page["pageInfo"]["hasNextPage"] or len(pages) > 200:
                 break
