@@ -10,6 +10,7 @@ import asyncpg
 from app.configuration.edges import configure_version
 from app.configuration.parse import Configuration
 from app.errors import NotFound
+from app.graph import shards
 from app.graph.edges import forget_walks
 
 PLAN, PUSH = "plan", "push"  # where a configuration version came from
@@ -120,6 +121,18 @@ async def configuration_versions(
     """Each state's configuration versions, newest first, at most `limit` each (a
     statement per state, naming it: on its shard alone on Citus)."""
     found: dict[UUID, list[asyncpg.Record]] = {i: [] for i in state_ids}
+    if not shards.sharded(conn):  # one statement for all
+        records = await conn.fetch(
+            f"""SELECT {_COLUMNS} FROM unnest($1::uuid[]) AS k (id)
+                JOIN states s ON s.id = k.id
+                CROSS JOIN LATERAL (SELECT * FROM configurations c
+                                    WHERE c.state_id = k.id ORDER BY c.number DESC LIMIT $2) c""",
+            state_ids,
+            limit,
+        )
+        for r in records:
+            found[r["state_id"]].append(r)
+        return found
     for state_id in found:
         found[state_id] = await conn.fetch(
             f"""SELECT {_COLUMNS} FROM configurations c JOIN states s ON s.id = c.state_id
@@ -164,7 +177,19 @@ async def state_modules(
 ) -> dict[UUID, list[asyncpg.Record]]:
     """Each state's module calls in its latest configuration, by key; with `under`, the
     instances and resource count of each in the state's current version. A statement
-    per state, naming it (on its shard alone on Citus)."""
+    per state on Citus, naming it (on its shard alone), else one for all."""
+    grouped: dict[UUID, list[asyncpg.Record]] = {i: [] for i in state_ids}
+    if not shards.sharded(conn):
+        found = f"""WITH found AS (
+            SELECT {_FOUND_COLUMNS}
+            FROM unnest($1::uuid[]) AS k (id)
+            JOIN state_configurations sc ON sc.state_id = k.id
+            JOIN states s ON s.id = k.id
+            JOIN configuration_modules m ON m.configuration_id = sc.configuration_id)"""
+        sql = (_WITH_UNDER if under else _WITHOUT_UNDER).format(found=found, pinned="")
+        for r in await conn.fetch(sql, state_ids):
+            grouped[r["state_id"]].append(r)
+        return grouped
     found = f"""WITH found AS (
         SELECT {_FOUND_COLUMNS}
         FROM state_configurations sc
@@ -175,7 +200,6 @@ async def state_modules(
     sql = (_WITH_UNDER if under else _WITHOUT_UNDER).format(
         found=found, pinned=" AND r.state_id = $1"
     )
-    grouped: dict[UUID, list[asyncpg.Record]] = {i: [] for i in state_ids}
     for state_id in dict.fromkeys(state_ids):
         grouped[state_id].extend(await conn.fetch(sql, state_id))
     return grouped

@@ -17,7 +17,7 @@ import asyncpg
 from app.graph import shards
 from app.graph.diff import AttributeChange, stored_changes
 from app.graph.links import sensitive_attributes
-from app.graph.resources import ResourceKey, key_arrays, keys_at_versions
+from app.graph.resources import KEYS_AT_VERSIONS, ResourceKey, key_arrays, keys_at_versions
 from app.paging import Keyset, Page
 
 HISTORY_KEY = Keyset(("serial",), (int,))  # newest first
@@ -58,26 +58,34 @@ _FIELDS = {
 }
 
 
-def _field(column: str) -> str:
+def _field(column: str, state: str | None) -> str:
     # sensitive as readers see them (app/graph/links.py)
     if column == "sensitive_attributes":
-        return f"{sensitive_attributes('r', '$3')} AS sensitive_attributes"
+        return f"{sensitive_attributes('r', state)} AS sensitive_attributes"
     return f"r.{column}"
 
 
-_HISTORY = f"""
+def _history(state: str | None) -> str:
+    """The rows of each key's address; `state`: the parameter naming the keys' state (one
+    state, on Citus), else each joins its key's."""
+    at = state or "kv.state_id"
+    keys = keys_at_versions(state) if state else KEYS_AT_VERSIONS
+    return f"""
     SELECT k.ord, kv.serial AS upto, kv.state_id, r.serial_from, r.serial_to, r.attributes,
            r.secrets,
-           {", ".join(_field(column) for column in _FIELDS)},
+           {", ".join(_field(column, state) for column in _FIELDS)},
            vf.created_at AS from_at, vf.created_by AS from_by,
            vt.created_at AS to_at, vt.created_by AS to_by
-    FROM {keys_at_versions("$3")}
-    JOIN resources kr ON kr.id = k.id AND kr.state_id = $3
-    JOIN resources r ON r.state_id = $3 AND r.address = kr.address
+    FROM {keys}
+    JOIN resources kr ON kr.id = k.id AND kr.state_id = {at}
+    JOIN resources r ON r.state_id = {at} AND r.address = kr.address
                     AND r.serial_from <= kv.serial
-    LEFT JOIN state_versions vf ON vf.state_id = $3 AND vf.serial = r.serial_from
-    LEFT JOIN state_versions vt ON vt.state_id = $3 AND vt.serial = r.serial_to
+    LEFT JOIN state_versions vf ON vf.state_id = {at} AND vf.serial = r.serial_from
+    LEFT JOIN state_versions vt ON vt.state_id = {at} AND vt.serial = r.serial_to
     ORDER BY k.ord, r.serial_from"""
+
+
+_HISTORY = {sharded: _history("$3" if sharded else None) for sharded in (False, True)}
 
 
 async def histories(
@@ -90,9 +98,11 @@ async def histories(
     """Each resource's history up to its version, newest first (a statement per state)."""
 
     async def of_state(
-        keys: list[ResourceKey], state: UUID
+        keys: list[ResourceKey], state: UUID | None
     ) -> dict[ResourceKey, Page[HistoryEntry]]:
-        return _pages(keys, await conn.fetch(_HISTORY, *key_arrays(keys), state), first, after)
+        sql = _HISTORY[state is not None]
+        found = await conn.fetch(sql, *key_arrays(keys), *shards.pinned(state))
+        return _pages(keys, found, first, after)
 
     return await shards.per_state(conn, keys, lambda k: k[1], of_state)
 

@@ -208,11 +208,13 @@ async def search_resources(
     address; `count=False` leaves the page's total uncounted (None), a pass over every
     resource matched saved. Of one state (`f.state`): on its shard alone."""
     state = None
-    if f.state is not None:
+    if not shards.sharded(conn):
+        pass  # one statement: the state joined by its name
+    elif f.state is not None:
         state = await conn.fetchval("SELECT id FROM states WHERE name = $1", f.state)
         if state is None:
             return Page([], [], 0 if count else None, False)
-    elif shards.sharded(conn):
+    else:
         return await _search_shards(conn, f, first=first, after=after, count=count)
     records = await _resources(
         conn,
@@ -281,7 +283,7 @@ async def version_resources(
 ) -> dict[UUID, Page[asyncpg.Record]]:
     """Each version's resources, by address (a statement per state)."""
 
-    async def of_state(ids: list[UUID], state: UUID) -> dict[UUID, Page[asyncpg.Record]]:
+    async def of_state(ids: list[UUID], state: UUID | None) -> dict[UUID, Page[asyncpg.Record]]:
         arg = Params()
         records = await _resources(
             conn,
@@ -302,15 +304,18 @@ async def version_resources(
 async def resources_by_keys(
     conn: asyncpg.Connection, keys: list[ResourceKey]
 ) -> dict[ResourceKey, asyncpg.Record]:
-    async def of_state(keys: list[ResourceKey], state: UUID) -> dict[ResourceKey, asyncpg.Record]:
+    async def of_state(
+        keys: list[ResourceKey], state: UUID | None
+    ) -> dict[ResourceKey, asyncpg.Record]:
+        at = shards.pin(state, "$3", "v.state_id")
         records = await conn.fetch(
-            f"""SELECT {resource_columns("$3")}
+            f"""SELECT {resource_columns("$3" if state is not None else None)}
                 FROM unnest($1::uuid[], $2::uuid[]) AS k (id, version_id)
-                JOIN state_versions v ON v.id = k.version_id AND v.state_id = $3
+                JOIN state_versions v ON v.id = k.version_id AND v.state_id = {at}
                 JOIN states s ON s.id = v.state_id
-                JOIN resources r ON r.id = k.id AND {valid_at("r", "$3", "v.serial")}""",
+                JOIN resources r ON r.id = k.id AND {valid_at("r", at, "v.serial")}""",
             *key_arrays(keys),
-            state,
+            *shards.pinned(state),
         )
         return {(r["id"], r["version_id"]): r for r in records}
 
@@ -321,6 +326,15 @@ async def attributes_of(
     conn: asyncpg.Connection, rows: list[tuple[UUID, UUID]]
 ) -> dict[tuple[UUID, UUID], Any]:
     """The attributes of rows (row id, state id) read without them (a row never changes)."""
+    if not shards.sharded(conn):
+        records = await conn.fetch(
+            """SELECT r.id, r.state_id, r.attributes
+               FROM unnest($1::uuid[], $2::uuid[]) AS k (id, state_id)
+               JOIN resources r ON r.id = k.id AND r.state_id = k.state_id""",
+            [row_id for row_id, _ in rows],
+            [state_id for _, state_id in rows],
+        )
+        return {(r["id"], r["state_id"]): r["attributes"] for r in records}
     found: dict[tuple[UUID, UUID], Any] = {}
     by_state: dict[UUID, list[UUID]] = {}
     for row_id, state_id in rows:
@@ -346,7 +360,26 @@ async def find_resource(
 ) -> asyncpg.Record:
     """The resource at `address` in state `state` (current version, or at `serial`), of
     a state `readable` lets the caller see (app.access): else NotFound, as if absent."""
-    # the state first (a reference table on Citus: read where the statement is), then
+    if not shards.sharded(conn):
+        record = await conn.fetchrow(
+            f"""SELECT {RESOURCE_COLUMNS}
+                FROM (SELECT v2.id FROM states s2 JOIN state_versions v2 ON v2.state_id = s2.id
+                      WHERE s2.name = $1 AND ($3::bigint IS NULL OR v2.serial = $3)
+                        AND may_read(s2.name, $4::text[])
+                      ORDER BY v2.serial DESC LIMIT 1) k
+                JOIN state_versions v ON v.id = k.id JOIN states s ON s.id = v.state_id
+                JOIN resources r ON {valid_at("r", "v.state_id", "v.serial")}
+                                AND r.address = $2""",
+            state,
+            address,
+            serial,
+            readable,
+        )
+        if record is None:
+            at = f" at serial {serial}" if serial is not None else ""
+            raise NotFound(f"no resource {address!r} in state {state!r}{at}")
+        return record
+    # on Citus the state first (a reference table: read where the statement is), then
     # the row, on the state's shard
     found = await conn.fetchrow(
         "SELECT id, current_serial FROM states WHERE name = $1 AND may_read(name, $2::text[])",
@@ -392,17 +425,19 @@ async def output_sources(
     """Each version's output lineage: rows of `output_name`, `path` and the source
     resource (RESOURCE_COLUMNS), by output name, address and path."""
 
-    async def of_state(ids: list[UUID], state: UUID) -> dict[UUID, list[asyncpg.Record]]:
+    async def of_state(ids: list[UUID], state: UUID | None) -> dict[UUID, list[asyncpg.Record]]:
+        at = shards.pin(state, "$2", "v.state_id")
+        columns = resource_columns("$2" if state is not None else None)
         records = await conn.fetch(
-            f"""SELECT x.output_name, x.path, {resource_columns("$2")}
+            f"""SELECT x.output_name, x.path, {columns}
                 FROM state_versions v
                 JOIN states s ON s.id = v.state_id
-                JOIN output_lineage x ON {valid_at("x", "$2", "v.serial")}
-                JOIN resources r ON r.id = x.resource_id AND r.state_id = $2
-                WHERE v.id = ANY($1::uuid[]) AND v.state_id = $2
+                JOIN output_lineage x ON {valid_at("x", at, "v.serial")}
+                JOIN resources r ON r.id = x.resource_id AND r.state_id = {at}
+                WHERE v.id = ANY($1::uuid[]) AND v.state_id = {at}
                 ORDER BY v.id, x.output_name, r.address COLLATE "C", x.path""",
             ids,
-            state,
+            *shards.pinned(state),
         )
         found: dict[UUID, list[asyncpg.Record]] = {}
         for record in records:

@@ -1,9 +1,12 @@
 """Reads that name one state: a statement whose every graph table is given the state's id
 (a parameter, not a join) runs on that state's shard alone on a Citus cluster (a router
-plan, with any SQL: recursive walks, LATERAL, windows), and as before on a single node.
+plan, with any SQL: recursive walks, LATERAL, windows).
 
-The reads keyed by versions (a resource is read at a version: ResourceKey) group their
-keys by state and send a statement per state. A version's state never changes, so the
+On Citus, the reads keyed by versions (a resource is read at a version: ResourceKey)
+group their keys by state and send a statement per state, each naming its state; on a
+single node one statement reads them all, each table joined to its key's state as
+before (`pin`: the state's parameter or that join's column), so a query costs as many
+statements however many states its items span. A version's state never changes, so the
 versions' states are remembered once known (from the rows a read returns, or asked for):
 the first read of a version given by a client (a global id) asks, the rest do not.
 """
@@ -21,6 +24,17 @@ V = TypeVar("V")
 def sharded(conn: asyncpg.Connection) -> bool:
     """Whether `conn`'s database is a Citus cluster's (a pool's connection knows: app.db)."""
     return bool(getattr(conn, "sharded", False))
+
+
+def pin(state: UUID | None, parameter: str, column: str) -> str:
+    """SQL for a row's state: the parameter naming it (`state` given: on Citus), else
+    the column it joins (a single node)."""
+    return parameter if state is not None else column
+
+
+def pinned(state: UUID | None) -> list[UUID]:
+    """The statement's last argument: the state, where it names one."""
+    return [state] if state is not None else []
 
 
 # version id -> state id; at most _KEPT (a version's entry is 32 bytes of ids)
@@ -77,9 +91,13 @@ async def per_state(
     conn: asyncpg.Connection,
     keys: Sequence[K],
     version_of: Callable[[K], UUID],
-    read: Callable[[list[K], UUID], Awaitable[dict[K, V]]],
+    read: Callable[[list[K], UUID | None], Awaitable[dict[K, V]]],
 ) -> dict[K, V]:
-    """`read(keys of one state, its id)` for each state of `keys`, merged."""
+    """On Citus, `read(keys of one state, its id)` for each state of `keys`, merged; on
+    a single node, `read(keys, None)`: one statement for all (the statement then joins
+    each key's state instead of naming it)."""
+    if not sharded(conn):
+        return await read(list(keys), None)
     found: dict[K, V] = {}
     for state_id, of_state in (await by_state(conn, keys, version_of)).items():
         found.update(await read(of_state, state_id))
