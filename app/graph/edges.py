@@ -199,7 +199,7 @@ _COUNT_WALK = f"""bfs (root_id, state_id, serial, depth, ids, seen, configured) 
 
 
 def walk_sql(
-    direction: Direction, *, state: str | None, roots: str = "true", paths: bool = True
+    direction: Direction, *, state: str | None = None, roots: str = "true", paths: bool = True
 ) -> str:
     """The walk, a CTE of WITH RECURSIVE: `bfs (root_id, state_id, serial, depth, ids,
     addresses, paths, seen, configured)`, a row per root per level, from the roots $1 (row
