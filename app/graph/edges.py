@@ -2,6 +2,7 @@
 whose walks are kept for the pages that follow (migration 0010)."""
 
 import enum
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
@@ -335,6 +336,21 @@ _EXPIRE = f"""
     WHERE x.state_id = old.state_id AND x.walk_id = old.id"""
 
 
+# On Citus, dropping the walks past their limits reads every shard (they are ordered
+# across states): a server does it at most this often, not at every walk kept (the rows
+# kept meanwhile may pass the limit until then).
+SHARDED_EXPIRY_SECONDS = 10.0
+_expired_at = [float("-inf")]
+
+
+def _expiry_due() -> bool:
+    now = time.monotonic()
+    if now - _expired_at[0] < SHARDED_EXPIRY_SECONDS:
+        return False
+    _expired_at[0] = now
+    return True
+
+
 def check_depth(max_depth: int | None) -> None:
     """A limit is a depth of 1 or more (None: none)."""
     if max_depth is not None and max_depth < 1:
@@ -422,7 +438,8 @@ async def _blast_radius(
                 )
                 await conn.execute(keep, *walked, *key[2:], rows)
             records = await conn.fetch(pages, *key, *page)
-            await conn.execute(_EXPIRE, limits.seconds, limits.rows)
+            if state is None or _expiry_due():
+                await conn.execute(_EXPIRE, limits.seconds, limits.rows)
     counted = [r for r in records if r["total"]]  # an empty radius: no page
     return by_key(with_beyond(pages_by_owner(counted, first, BLAST_KEY), counted), roots)
 
