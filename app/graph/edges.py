@@ -2,7 +2,6 @@
 whose walks are kept for the pages that follow (migration 0010)."""
 
 import enum
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
@@ -11,7 +10,7 @@ from uuid import UUID
 import asyncpg
 
 from app.errors import BadInput
-from app.graph import shards
+from app.graph import shards, walk_steps
 from app.graph.queries import valid_at
 from app.graph.resources import (
     KEYS_AT_VERSIONS,
@@ -268,17 +267,6 @@ _KEEP = f"""WITH RECURSIVE {{walk}}, {_KEEP_WALKS}
     JOIN bfs b ON b.serial = w.serial AND b.root_id = w.root_id
     CROSS JOIN LATERAL unnest(b.ids, b.addresses, b.paths) AS x (id, address, path)
     WHERE b.depth > 0"""
-# On Citus, which runs a recursive CTE on a shard only in a SELECT: the walk read (by a
-# SELECT on the state's shard), then kept by the statements below.
-_WALKED = "WITH RECURSIVE {walk} SELECT * FROM bfs ORDER BY root_id, depth"
-_KEEP_WALKED = """
-    INSERT INTO blast_walks AS w
-        (state_id, serial, root_id, direction, edge_kind, total, sizes, kept)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-    ON CONFLICT (state_id, serial, root_id, direction, edge_kind) DO UPDATE
-    SET total = EXCLUDED.total, sizes = EXCLUDED.sizes, kept = EXCLUDED.kept,
-        created_at = EXCLUDED.created_at
-    RETURNING w.id"""
 _KEEP_COUNT = f"WITH RECURSIVE {{walk}}, {_KEEP_WALKS} SELECT count(*) FROM walks"
 
 # Each root's kept walk (`total` NULL: none) and its page: at most $8 rows after ($6, $7)
@@ -334,21 +322,6 @@ _EXPIRE = f"""
              WHERE w.state_id = old.state_id AND w.id = old.id)
     DELETE FROM blast_walk_rows x USING old
     WHERE x.state_id = old.state_id AND x.walk_id = old.id"""
-
-
-# On Citus, dropping the walks past their limits reads every shard (they are ordered
-# across states): a server does it at most this often, not at every walk kept (the rows
-# kept meanwhile may pass the limit until then).
-SHARDED_EXPIRY_SECONDS = 10.0
-_expired_at = [float("-inf")]
-
-
-def _expiry_due() -> bool:
-    now = time.monotonic()
-    if now - _expired_at[0] < SHARDED_EXPIRY_SECONDS:
-        return False
-    _expired_at[0] = now
-    return True
 
 
 def check_depth(max_depth: int | None) -> None:
@@ -430,7 +403,9 @@ async def _blast_radius(
                 _LOCK_ROOTS[state is not None], *walked, *key[2:], *shards.pinned(state)
             )
             if state is not None:
-                await _keep_walked(conn, direction, walked, state, rows)
+                walk = walk_sql(direction, state="$6", roots=_UNKEPT[True], paths=rows)
+                key_of = (direction.value, DIRECT_EDGES)
+                await walk_steps.keep_walked(conn, walk, key_of, walked, state, rows)
             else:
                 keep = (_KEEP if rows else _KEEP_COUNT).format(
                     walk=walk_sql(direction, state=None, roots=_UNKEPT[False], paths=rows),
@@ -438,56 +413,10 @@ async def _blast_radius(
                 )
                 await conn.execute(keep, *walked, *key[2:], rows)
             records = await conn.fetch(pages, *key, *page)
-            if state is None or _expiry_due():
+            if state is None or walk_steps.expiry_due():
                 await conn.execute(_EXPIRE, limits.seconds, limits.rows)
     counted = [r for r in records if r["total"]]  # an empty radius: no page
     return by_key(with_beyond(pages_by_owner(counted, first, BLAST_KEY), counted), roots)
-
-
-async def _keep_walked(
-    conn: asyncpg.Connection,
-    direction: Direction,
-    walked: tuple[list[UUID], list[UUID]],
-    state: UUID,
-    rows: bool,
-) -> None:
-    """_KEEP in steps (on Citus): the walk read, its size kept, then its rows."""
-    walk = walk_sql(direction, state="$6", roots=_UNKEPT[True], paths=rows)
-    levels = await conn.fetch(
-        _WALKED.format(walk=walk), *walked, direction.value, DIRECT_EDGES, rows, state
-    )
-    by_root: dict[UUID, list[asyncpg.Record]] = {}
-    for level in levels:
-        by_root.setdefault(level["root_id"], []).append(level)
-    walk_ids = {}
-    for root, of_root in by_root.items():
-        sizes = [len(x["ids"]) for x in of_root if x["depth"] > 0]
-        walk_ids[root] = await conn.fetchval(
-            _KEEP_WALKED,
-            state,
-            of_root[0]["serial"],
-            root,
-            direction.value,
-            DIRECT_EDGES,
-            sum(sizes),
-            sizes,
-            rows,
-        )
-    if not rows:
-        return
-    await conn.copy_records_to_table(
-        "blast_walk_rows",
-        columns=["state_id", "walk_id", "depth", "address", "resource_id", "path"],
-        records=[
-            (state, walk_ids[root], level["depth"], address, row_id, path)
-            for root, levels in by_root.items()
-            for level in levels
-            if level["depth"] > 0
-            for row_id, address, path in zip(
-                level["ids"], level["addresses"], level["paths"], strict=True
-            )
-        ],
-    )
 
 
 def with_beyond(pages: dict[Any, Page[R]], records: Iterable[Any]) -> dict[Any, Page[R]]:
