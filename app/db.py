@@ -75,10 +75,19 @@ def _decode_jsonb(data: bytes) -> Any:
     return jsonutil.loads(data[1:])
 
 
+class Connection(asyncpg.Connection):
+    """The pool's connections: asyncpg's, knowing whether their database is sharded
+    (Citus: app/graph/shards.py)."""
+
+    sharded = False
+
+
 async def init_connection(conn: asyncpg.Connection) -> None:
     await conn.set_type_codec(
         "jsonb", schema="pg_catalog", encoder=_encode_jsonb, decoder=_decode_jsonb, format="binary"
     )
+    if type(conn) is Connection:  # the pool's (asyncpg's isinstance answers for proxies)
+        conn.sharded = await sharding.installed(conn)
 
 
 async def _reset(conn: asyncpg.Connection) -> None:
@@ -172,7 +181,7 @@ async def create_pool(
         max_inactive_connection_lifetime=300.0,
         init=init_connection,
         reset=_reset,
-        connection_class=asyncpg.Connection,
+        connection_class=Connection,
         record_class=asyncpg.Record,
         # JIT compiles a statement the planner prices high (a blast-radius walk) for
         # ~0.6 s, longer than running it: not worth it for a server's short queries.

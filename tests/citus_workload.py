@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 from starlette.applications import Starlette
 
+from tests import citus_reads
 from tests.graph.states import BUILTIN, resource, state
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -46,10 +47,16 @@ def comparable(value: Any) -> Any:
     return value
 
 
+def vpc(serial: int) -> str:
+    """team/net's VPC id at `serial`, and its output `vpc` (long enough to trace)."""
+    return f"vpc-0a1b2c{serial:04d}"
+
+
 def network(serial: int, subnets: int) -> bytes:
     return state(
         [
-            resource("aws_vpc", "main", attributes={"id": "vpc-0123456789"}),
+            # its id is the output `vpc`: the output derives from it (lineage across states)
+            resource("aws_vpc", "main", attributes={"id": vpc(serial)}),
             resource(
                 "aws_subnet",
                 "a",
@@ -60,7 +67,7 @@ def network(serial: int, subnets: int) -> bytes:
             resource("aws_instance", "web", keys=list(range(subnets)), depends_on=["aws_subnet.a"]),
         ],
         serial=serial,
-        outputs={"vpc": {"value": f"vpc-{serial}", "type": "string"}},
+        outputs={"vpc": {"value": vpc(serial), "type": "string"}},
     )
 
 
@@ -177,8 +184,8 @@ async def run(client: httpx.AsyncClient, app: Starlette) -> dict[str, Any]:
             await client.post("/states/team/net?ID=l1", content=network(serial, subnets)),
         )
     await keep("unlock", await client.request("UNLOCK", "/states/team/net", content=lock))
-    await keep("app 1", await client.post("/states/team/app", content=consumer(1, "vpc-2")))
-    await keep("app 2", await client.post("/states/team/app", content=consumer(2, "vpc-3")))
+    await keep("app 1", await client.post("/states/team/app", content=consumer(1, vpc(2))))
+    await keep("app 2", await client.post("/states/team/app", content=consumer(2, vpc(3))))
     await keep("net 4", await client.post("/states/team/net", content=network(4, 2)))
     # the streamed large write (no Content-Length: a chunked body)
     document = big(1, 400)
@@ -194,6 +201,7 @@ async def run(client: httpx.AsyncClient, app: Starlette) -> dict[str, Any]:
     assert big_get.content == document
     answers["GET big"] = len(big_get.content)
     answers["reads"] = await gql(client, READS)
+    answers.update(await resource_rows(client))
     # the dashboard's pages
     dashboard = [
         ("/", {}),
@@ -248,6 +256,22 @@ async def run(client: httpx.AsyncClient, app: Starlette) -> dict[str, Any]:
     await keep("delete", await client.delete("/states/team/big"))
     answers["after delete"] = await gql(client, "{ states { totalCount edges { node { name } } } }")
     return comparable(answers)
+
+
+async def resource_rows(client: httpx.AsyncClient) -> dict[str, Any]:
+    """The reads of resource rows (tests/citus_reads.py), with the states they need."""
+
+    async def ask(query: str, variables: dict[str, Any] | None) -> Any:
+        return await gql(client, query, variables)
+
+    return {
+        "configuration": await citus_reads.configuration_reads(client, ask),
+        "leases": await citus_reads.lease_reads(client, ask),
+        "resources": await citus_reads.resource_reads(ask),
+        "radius": await citus_reads.radius_reads(ask),
+        "versions": await citus_reads.version_reads(ask),
+        "dashboard": await citus_reads.dashboard_reads(client),
+    }
 
 
 async def _revoke(client: httpx.AsyncClient, secret: str) -> Any:

@@ -12,7 +12,13 @@ from tests.citus_cluster import CITUS_URL
 
 # The citus group runs where a cluster is (CITUS_URL set): its cases compare it with a
 # single node.
-CITUS_CASES = {"citus, import", "citus, change"}
+CITUS_CASES = {
+    "citus, import",
+    "citus, change",
+    "citus, list",
+    "citus, blast radius",
+    "citus, cross-state radius",
+}
 
 
 @pytest.mark.slow

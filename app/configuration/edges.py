@@ -18,8 +18,9 @@ from uuid import UUID
 
 import asyncpg
 
+from app.graph import shards
 from app.graph.queries import valid_at
-from app.graph.resources import KEYS_AT_VERSIONS, ResourceKey, key_arrays
+from app.graph.resources import KEYS_AT_VERSIONS, ResourceKey, key_arrays, keys_at_versions
 
 EXPLICIT, IMPLICIT, DECLARED = "explicit", "implicit", "declared"
 
@@ -71,19 +72,19 @@ async def configure_version(
         await conn.execute(_CONFIGURE, state_id, serial, configuration_id)
 
 
-# Each resource ($1 row ids at $2 versions) with its edges one way: the configured
-# version's (with reasons) or, with no configuration, the declared ones. By address of
-# the other end.
+# Each resource ($1 row ids at $2 versions; of the state $4 on Citus) with its edges one
+# way: the configured version's (with reasons) or, with no configuration, the declared
+# ones. By address of the other end.
 _EDGES = """
     SELECT k.ord AS owner, e.id, e.address, e.reason, e.attributes, e.direct
     FROM {keys}
     CROSS JOIN LATERAL (
         SELECT EXISTS (SELECT FROM configured_versions cv
-                       WHERE cv.state_id = kv.state_id AND cv.serial = kv.serial) AS on) cfg
+                       WHERE cv.state_id = {state} AND cv.serial = kv.serial) AS on) cfg
     CROSS JOIN LATERAL (
         SELECT n.id, n.address COLLATE "C" AS address, e.reason, e.attributes, e.direct
         FROM (SELECT c.{far} AS id, c.reason, c.attributes, c.direct FROM configured_edges c
-              WHERE cfg.on AND c.state_id = kv.state_id AND c.serial = kv.serial
+              WHERE cfg.on AND c.state_id = {state} AND c.serial = kv.serial
                 AND c.{near} = k.id
             UNION ALL
               -- the declared edges: all of them, or in a configured version those it
@@ -93,10 +94,10 @@ _EDGES = """
               WHERE d.{near} = k.id AND {valid}
                 AND NOT (cfg.on AND EXISTS (
                     SELECT FROM configured_edges c
-                    WHERE c.state_id = kv.state_id AND c.serial = kv.serial
+                    WHERE c.state_id = {state} AND c.serial = kv.serial
                       AND c.from_resource_id = d.from_resource_id
                       AND c.to_resource_id = d.to_resource_id))) e
-        JOIN resources n ON n.id = e.id AND n.state_id = kv.state_id
+        JOIN resources n ON n.id = e.id AND n.state_id = {state}
         ORDER BY 2 LIMIT $3) e
     ORDER BY k.ord, e.address"""
 
@@ -112,15 +113,24 @@ async def reasoned_edges(
         if referenced_by
         else ("from_resource_id", "to_resource_id")
     )
-    sql = _EDGES.format(
-        keys=KEYS_AT_VERSIONS,
-        near=near,
-        far=far,
-        declared=DECLARED,
-        valid=valid_at("d", "kv.state_id", "kv.serial"),
-    )
-    records = await conn.fetch(sql, *key_arrays(keys), limit)
-    found: dict[ResourceKey, list[asyncpg.Record]] = {k: [] for k in keys}
-    for r in records:
-        found[keys[r["owner"] - 1]].append(r)
-    return found
+
+    async def of_state(
+        keys: list[ResourceKey], state: UUID | None
+    ) -> dict[ResourceKey, list[asyncpg.Record]]:
+        at = shards.pin(state, "$4", "kv.state_id")
+        sql = _EDGES.format(
+            keys=keys_at_versions("$4") if state else KEYS_AT_VERSIONS,
+            near=near,
+            far=far,
+            declared=DECLARED,
+            valid=valid_at("d", at, "kv.serial"),
+            state=at,
+        )
+        records = await conn.fetch(sql, *key_arrays(keys), limit, *shards.pinned(state))
+        found: dict[ResourceKey, list[asyncpg.Record]] = {k: [] for k in keys}
+        for r in records:
+            found[keys[r["owner"] - 1]].append(r)
+        return found
+
+    # a statement per state (app/graph/shards.py)
+    return await shards.per_state(conn, keys, lambda k: k[1], of_state)

@@ -10,6 +10,7 @@ import asyncpg
 from app.configuration.edges import configure_version
 from app.configuration.parse import Configuration
 from app.errors import NotFound
+from app.graph import shards
 from app.graph.edges import forget_walks
 
 PLAN, PUSH = "plan", "push"  # where a configuration version came from
@@ -117,18 +118,28 @@ async def _get(conn: asyncpg.Connection, config_id: UUID) -> asyncpg.Record:
 async def configuration_versions(
     conn: asyncpg.Connection, state_ids: list[UUID], *, limit: int
 ) -> dict[UUID, list[asyncpg.Record]]:
-    """Each state's configuration versions, newest first, at most `limit` each."""
-    records = await conn.fetch(
-        f"""SELECT {_COLUMNS} FROM unnest($1::uuid[]) AS k (id)
-            JOIN states s ON s.id = k.id
-            CROSS JOIN LATERAL (SELECT * FROM configurations c
-                                WHERE c.state_id = k.id ORDER BY c.number DESC LIMIT $2) c""",
-        state_ids,
-        limit,
-    )
+    """Each state's configuration versions, newest first, at most `limit` each (a
+    statement per state, naming it: on its shard alone on Citus)."""
     found: dict[UUID, list[asyncpg.Record]] = {i: [] for i in state_ids}
-    for r in records:
-        found[r["state_id"]].append(r)
+    if not shards.sharded(conn):  # one statement for all
+        records = await conn.fetch(
+            f"""SELECT {_COLUMNS} FROM unnest($1::uuid[]) AS k (id)
+                JOIN states s ON s.id = k.id
+                CROSS JOIN LATERAL (SELECT * FROM configurations c
+                                    WHERE c.state_id = k.id ORDER BY c.number DESC LIMIT $2) c""",
+            state_ids,
+            limit,
+        )
+        for r in records:
+            found[r["state_id"]].append(r)
+        return found
+    for state_id in found:
+        found[state_id] = await conn.fetch(
+            f"""SELECT {_COLUMNS} FROM configurations c JOIN states s ON s.id = c.state_id
+                WHERE c.state_id = $1 ORDER BY c.number DESC LIMIT $2""",
+            state_id,
+            limit,
+        )
     return found
 
 
@@ -144,7 +155,7 @@ _WITH_UNDER = """
                count(*) AS resources
         FROM (SELECT DISTINCT state_id FROM found) f
         JOIN resources r ON r.state_id = f.state_id AND r.serial_to IS NULL
-        WHERE r.module_path IS NOT NULL
+        WHERE r.module_path IS NOT NULL{pinned}
         GROUP BY 1, 2)
     SELECT m.*, coalesce(u.instances, '{{}}') AS instances,
            coalesce(u.resources, 0)::int AS resources
@@ -165,18 +176,32 @@ async def state_modules(
     conn: asyncpg.Connection, state_ids: list[UUID], *, under: bool = True
 ) -> dict[UUID, list[asyncpg.Record]]:
     """Each state's module calls in its latest configuration, by key; with `under`, the
-    instances and resource count of each in the state's current version."""
+    instances and resource count of each in the state's current version. A statement
+    per state on Citus, naming it (on its shard alone), else one for all."""
+    grouped: dict[UUID, list[asyncpg.Record]] = {i: [] for i in state_ids}
+    if not shards.sharded(conn):
+        found = f"""WITH found AS (
+            SELECT {_FOUND_COLUMNS}
+            FROM unnest($1::uuid[]) AS k (id)
+            JOIN state_configurations sc ON sc.state_id = k.id
+            JOIN states s ON s.id = k.id
+            JOIN configuration_modules m ON m.configuration_id = sc.configuration_id)"""
+        sql = (_WITH_UNDER if under else _WITHOUT_UNDER).format(found=found, pinned="")
+        for r in await conn.fetch(sql, state_ids):
+            grouped[r["state_id"]].append(r)
+        return grouped
     found = f"""WITH found AS (
         SELECT {_FOUND_COLUMNS}
-        FROM unnest($1::uuid[]) AS k (id)
-        JOIN state_configurations sc ON sc.state_id = k.id
-        JOIN states s ON s.id = k.id
-        JOIN configuration_modules m ON m.configuration_id = sc.configuration_id)"""
-    sql = (_WITH_UNDER if under else _WITHOUT_UNDER).format(found=found)
-    records = await conn.fetch(sql, state_ids)
-    grouped: dict[UUID, list[asyncpg.Record]] = {i: [] for i in state_ids}
-    for r in records:
-        grouped[r["state_id"]].append(r)
+        FROM state_configurations sc
+        JOIN states s ON s.id = sc.state_id
+        JOIN configuration_modules m ON m.configuration_id = sc.configuration_id
+                                    AND m.state_id = $1
+        WHERE sc.state_id = $1)"""
+    sql = (_WITH_UNDER if under else _WITHOUT_UNDER).format(
+        found=found, pinned=" AND r.state_id = $1"
+    )
+    for state_id in dict.fromkeys(state_ids):
+        grouped[state_id].extend(await conn.fetch(sql, state_id))
     return grouped
 
 
@@ -196,6 +221,7 @@ async def find_modules(
         SELECT {_FOUND_COLUMNS}
         FROM configuration_modules m
         JOIN state_configurations sc ON sc.configuration_id = m.configuration_id
+                                     AND sc.state_id = m.state_id
         JOIN states s ON s.id = sc.state_id
         WHERE ($1::text IS NULL OR m.source = $1)
           AND ($2::text IS NULL OR s.name = $2)
@@ -203,5 +229,5 @@ async def find_modules(
           AND may_read(s.name, $4::text[])
         ORDER BY s.name COLLATE "C", m.key COLLATE "C"
         LIMIT $5)"""
-    sql = (_WITH_UNDER if under else _WITHOUT_UNDER).format(found=found)
+    sql = (_WITH_UNDER if under else _WITHOUT_UNDER).format(found=found, pinned="")
     return await conn.fetch(sql, source, state, version_constraint, readable, limit)

@@ -27,6 +27,7 @@ from uuid import UUID
 
 import asyncpg
 
+from app.graph import across_steps, shards
 from app.graph.edges import Direction, check_cursor_serial, check_depth, with_beyond
 from app.graph.queries import valid_at
 from app.graph.resources import RESOURCE_COLUMNS, RESOURCE_JOINS, ResourceKey, key_arrays
@@ -184,14 +185,27 @@ async def cross_blast_radius(
     with nothing in reach has no page."""
     check_depth(max_depth)
     start = after[1:] if after else (0, "", "")  # (0, "", ""): before depth 1
-    records = await conn.fetch(
-        _SQL[direction],
-        *key_arrays(roots),
-        max_depth,
-        *start,
-        first + 1 if rows else 0,
-        readable,
-    )
+    records: list[Any]
+    if shards.sharded(conn):  # Citus: in steps, a state at a time
+        records = await across_steps.walked_pages(
+            conn,
+            roots,
+            direction,
+            max_depth=max_depth,
+            first=first,
+            after=after,
+            rows=rows,
+            readable=readable,
+        )
+    else:
+        records = await conn.fetch(
+            _SQL[direction],
+            *key_arrays(roots),
+            max_depth,
+            *start,
+            first + 1 if rows else 0,
+            readable,
+        )
     found: list[dict[str, Any]] = []
     for record in records:
         row = dict(record)

@@ -7,6 +7,7 @@ from uuid import UUID
 import asyncpg
 
 from app.errors import AppError, BadInput, NotFound
+from app.graph import shards
 from app.graph.links import sensitive_attributes
 from app.graph.sensitive import Path, opened, overlaps, restore, sensitive_paths
 
@@ -37,19 +38,24 @@ _MISSING = object()
 # The rows that version `x` holds and version `y` does not: those that began after y
 # and up to x (x newer), or that ended after x and up to y (x older). Each is one range
 # of an index (resources_opened, resources_closed): the work follows the change.
-_COLUMNS = (
-    f"r.id, r.address, r.attributes, {sensitive_attributes('r')} AS sensitive_attributes, r.secrets"
-)
-_ONLY_AT = f"""(
-    SELECT {_COLUMNS} FROM resources r
-    WHERE r.state_id = n.state_id AND r.serial_from > {{y}}.serial
-      AND r.serial_from <= {{x}}.serial AND (r.serial_to IS NULL OR r.serial_to > {{x}}.serial)
+
+
+def _only_at(x: str, y: str, state: str | None) -> str:
+    """`state`: the parameter naming the versions' state (on Citus), else joined."""
+    at = state or "n.state_id"
+    columns = (
+        f"r.id, r.address, r.attributes, {sensitive_attributes('r', state)} "
+        "AS sensitive_attributes, r.secrets"
+    )
+    return f"""(
+    SELECT {columns} FROM resources r
+    WHERE r.state_id = {at} AND r.serial_from > {y}.serial
+      AND r.serial_from <= {x}.serial AND (r.serial_to IS NULL OR r.serial_to > {x}.serial)
   UNION ALL
-    SELECT {_COLUMNS} FROM resources r
-    WHERE r.state_id = n.state_id AND r.serial_to > {{x}}.serial
-      AND r.serial_to <= {{y}}.serial AND r.serial_from <= {{x}}.serial)"""
-_ONLY_AT_VERSION = _ONLY_AT.format(x="n", y="o")
-_ONLY_AT_AGAINST = _ONLY_AT.format(x="o", y="n")
+    SELECT {columns} FROM resources r
+    WHERE r.state_id = {at} AND r.serial_to > {x}.serial
+      AND r.serial_to <= {y}.serial AND r.serial_from <= {x}.serial)"""
+
 
 # Per (version, against serial): the resources whose attributes differ, added or
 # removed, compared by address inside the database (JSONB equality; rows holding
@@ -57,13 +63,14 @@ _ONLY_AT_AGAINST = _ONLY_AT.format(x="o", y="n")
 # by the versions of their serial range (migration 0005), so only the rows that begin
 # or end between the two serials can differ: the work follows the change, not the state.
 # An encrypted version has no rows to compare: its pairs get none.
-_DIFF = f"""
+def _diff(state: str | None) -> str:
+    return f"""
     SELECT k.version_id, k.against, o.id AS against_id, n.state_id,
            CASE WHEN n.encrypted THEN n.serial WHEN o.encrypted THEN o.serial END AS encrypted,
            c.*
     FROM unnest($1::uuid[], $2::bigint[]) AS k (version_id, against)
-    JOIN state_versions n ON n.id = k.version_id
-    LEFT JOIN state_versions o ON o.state_id = n.state_id AND o.serial = k.against
+    JOIN state_versions n ON n.id = k.version_id{f" AND n.state_id = {state}" if state else ""}
+    LEFT JOIN state_versions o ON o.state_id = {state or "n.state_id"} AND o.serial = k.against
     LEFT JOIN LATERAL (
         SELECT coalesce(a.address, b.address) COLLATE "C" AS address,
                CASE WHEN b.id IS NULL THEN 'added' WHEN a.id IS NULL THEN 'removed'
@@ -71,22 +78,39 @@ _DIFF = f"""
                b.attributes AS old_attributes, a.attributes AS new_attributes,
                b.sensitive_attributes AS old_sensitive, a.sensitive_attributes AS new_sensitive,
                b.secrets AS old_secrets, a.secrets AS new_secrets
-        FROM {_ONLY_AT_VERSION} a
-        FULL JOIN {_ONLY_AT_AGAINST} b ON a.address = b.address
+        FROM {_only_at("n", "o", state)} a
+        FULL JOIN {_only_at("o", "n", state)} b ON a.address = b.address
         WHERE a.id IS NULL OR b.id IS NULL OR a.attributes IS DISTINCT FROM b.attributes
            OR a.secrets IS DISTINCT FROM b.secrets
     ) c ON o.id IS NOT NULL AND NOT (n.encrypted OR o.encrypted)
     ORDER BY k.version_id, k.against, c.address"""
 
 
+_DIFF = {sharded: _diff("$3" if sharded else None) for sharded in (False, True)}
+
+
 async def diff_versions(
     conn: asyncpg.Connection, keys: list[tuple[UUID, int]]
 ) -> dict[tuple[UUID, int], VersionDiff | AppError]:
     """Diffs of (version id, against serial) pairs; NotFound for a serial the state lacks,
-    BadInput when either version is encrypted."""
-    records = await conn.fetch(
-        _DIFF, [version_id for version_id, _ in keys], [against for _, against in keys]
-    )
+    BadInput when either version is encrypted. A statement per state (of the state $3:
+    app/graph/shards.py)."""
+
+    async def of_state(
+        pairs: list[tuple[UUID, int]], state: UUID | None
+    ) -> dict[tuple[UUID, int], VersionDiff | AppError]:
+        records = await conn.fetch(
+            _DIFF[state is not None],
+            [version_id for version_id, _ in pairs],
+            [against for _, against in pairs],
+            *shards.pinned(state),
+        )
+        return _diffs(records)
+
+    return await shards.per_state(conn, keys, lambda k: k[0], of_state)
+
+
+def _diffs(records: list[asyncpg.Record]) -> dict[tuple[UUID, int], VersionDiff | AppError]:
     diffs: dict[tuple[UUID, int], VersionDiff | AppError] = {}
     for record in records:
         key = (record["version_id"], record["against"])

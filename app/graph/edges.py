@@ -10,17 +10,19 @@ from uuid import UUID
 import asyncpg
 
 from app.errors import BadInput
+from app.graph import shards, walk_steps
 from app.graph.queries import valid_at
 from app.graph.resources import (
-    JSON_COLUMNS,
     KEYS_AT_VERSIONS,
-    RESOURCE_COLUMNS,
-    RESOURCE_JOINS,
     ROW_COLUMNS,
-    ROW_JOIN,
     ResourceKey,
     by_key,
+    json_columns,
     key_arrays,
+    keys_at_versions,
+    resource_columns,
+    resource_joins,
+    row_join,
 )
 from app.paging import Keyset, Page, paged_sql, pages_by_owner
 
@@ -43,8 +45,9 @@ NEIGHBOUR_KEY = Keyset(("address",), (str,))
 BLAST_KEY = Keyset(("serial", "depth", "address"), (int, int, str))
 # Whether the version `kv` has a configuration's edges (migration 0029,
 # app/configuration/edges.py): its direct edges are then those of configured_edges.
+# Every statement here is of one state, its id a parameter (app/graph/shards.py).
 _CONFIGURED = """EXISTS (SELECT FROM configured_versions cv
-                       WHERE cv.state_id = kv.state_id AND cv.serial = kv.serial)"""
+                       WHERE cv.state_id = {state} AND cv.serial = kv.serial)"""
 
 
 async def neighbours(
@@ -58,36 +61,52 @@ async def neighbours(
 ) -> dict[ResourceKey, Page[asyncpg.Record]]:
     """Each resource's dependencies or dependents at its version (one hop), by address:
     every declared one, or with `direct` those no other path implies (in a configured
-    version, those its configuration's references make)."""
+    version, those its configuration's references make). A statement per state."""
     near, far = _HOP[direction]
-    sql = paged_sql(
-        # one index probe per resource (LATERAL, not a join the planner may turn into a
-        # scan of every edge of every state)
-        f"""SELECT k.ord AS owner, n.id, n.state_id, k.version_id,
-                   n.address COLLATE "C" AS address
-            FROM {KEYS_AT_VERSIONS}
-            CROSS JOIN LATERAL (SELECT $5 AND {_CONFIGURED} AS on) cfg
-            CROSS JOIN LATERAL (
-                SELECT d.{far} AS id FROM resource_dependencies d
-                WHERE NOT cfg.on AND d.{near} = k.id
-                  AND {valid_at("d", "kv.state_id", "kv.serial")}
-                  AND (d.direct OR NOT $5)
-              UNION ALL
-                SELECT c.{far} FROM configured_edges c
-                WHERE cfg.on AND c.state_id = kv.state_id AND c.serial = kv.serial
-                  AND c.{near} = k.id AND c.direct
-                OFFSET 0) d
-            CROSS JOIN LATERAL (
-                SELECT n.id, n.state_id, n.address FROM resources n
-                WHERE n.id = d.id AND n.state_id = kv.state_id OFFSET 0) n""",
-        order="address",
-        after="($3::text IS NULL OR address > $3)",
-        limit="$4",
-        select=RESOURCE_COLUMNS,
-        joins=RESOURCE_JOINS,
-    )
-    records = await conn.fetch(sql, *key_arrays(keys), after and after[0], first + 1, direct)
-    return by_key(pages_by_owner(records, first, NEIGHBOUR_KEY), keys)
+
+    def statement(state: str | None) -> str:
+        at = state or "kv.state_id"
+        return paged_sql(
+            # one index probe per resource (LATERAL, not a join the planner may turn into
+            # a scan of every edge of every state)
+            f"""SELECT k.ord AS owner, n.id, n.state_id, k.version_id,
+                       n.address COLLATE "C" AS address
+                FROM {keys_at_versions(state) if state else KEYS_AT_VERSIONS}
+                CROSS JOIN LATERAL (SELECT $5 AND {_CONFIGURED.format(state=at)} AS on) cfg
+                CROSS JOIN LATERAL (
+                    SELECT d.{far} AS id FROM resource_dependencies d
+                    WHERE NOT cfg.on AND d.{near} = k.id
+                      AND {valid_at("d", at, "kv.serial")}
+                      AND (d.direct OR NOT $5)
+                  UNION ALL
+                    SELECT c.{far} FROM configured_edges c
+                    WHERE cfg.on AND c.state_id = {at} AND c.serial = kv.serial
+                      AND c.{near} = k.id AND c.direct
+                    OFFSET 0) d
+                CROSS JOIN LATERAL (
+                    SELECT n.id, n.state_id, n.address FROM resources n
+                    WHERE n.id = d.id AND n.state_id = {at} OFFSET 0) n""",
+            order="address",
+            after="($3::text IS NULL OR address > $3)",
+            limit="$4",
+            select=resource_columns(state),
+            joins=resource_joins(state or "p.state_id"),
+        )
+
+    async def of_state(
+        keys: list[ResourceKey], state: UUID | None
+    ) -> dict[ResourceKey, Page[asyncpg.Record]]:
+        records = await conn.fetch(
+            statement("$6" if state is not None else None),
+            *key_arrays(keys),
+            after and after[0],
+            first + 1,
+            direct,
+            *shards.pinned(state),
+        )
+        return by_key(pages_by_owner(records, first, NEIGHBOUR_KEY), keys)
+
+    return await shards.per_state(conn, keys, lambda k: k[1], of_state)
 
 
 # Blast radius: one recursive CTE for all roots, breadth first over direct edges, to the
@@ -131,18 +150,18 @@ class WalkLimits:
 _ESCAPED = r'''replace(r.address, E'\x01', E'\x01\x02') COLLATE "C"'''
 # The roots `k` (row id, version id) at their version `kv`, and their rows `r`.
 _ROOTS = """unnest($1::uuid[], $2::uuid[]) AS k (id, version_id)
-    JOIN state_versions kv ON kv.id = k.version_id
-    JOIN resources r ON r.id = k.id AND r.state_id = kv.state_id"""
+    JOIN state_versions kv ON kv.id = k.version_id{pinned}
+    JOIN resources r ON r.id = k.id AND r.state_id = {state}"""
 # The next resources `d` (d.id) from a resource `f` of the level before, at the root's version.
 # A configured version (migration 0029, app/configuration/edges.py) walks its own copy
 # of the edges, whose `direct` follows the configuration's references; `b.configured`
 # says which, once per root.
 _NEXT = f"""CROSS JOIN LATERAL (SELECT d.{{far}} AS id FROM resource_dependencies d
                     WHERE NOT b.configured AND d.{{near}} = f.id AND d.direct
-                      AND {valid_at("d", "b.state_id", "b.serial")}
+                      AND {valid_at("d", "{walk_state}", "b.serial")}
                   UNION ALL
                     SELECT c.{{far}} FROM configured_edges c
-                    WHERE b.configured AND c.state_id = b.state_id AND c.serial = b.serial
+                    WHERE b.configured AND c.state_id = {{walk_state}} AND c.serial = b.serial
                       AND c.{{near}} = f.id AND c.direct
                     OFFSET 0) d
     WHERE NOT EXISTS (SELECT FROM unnest(b.seen) AS s (id) WHERE s.id = d.id)"""
@@ -160,7 +179,7 @@ _WALK = rf"""bfs (root_id, state_id, serial, depth, ids, addresses, paths, seen,
                   FROM unnest(b.ids, b.paths) AS f (id, path) {_NEXT}
                   GROUP BY d.id) step
             CROSS JOIN LATERAL (SELECT r.address FROM resources r
-                                WHERE r.id = step.id AND r.state_id = b.state_id OFFSET 0) r
+                                WHERE r.id = step.id AND r.state_id = {{walk_state}} OFFSET 0) r
         ) n
         WHERE n.ids IS NOT NULL
     )"""
@@ -179,18 +198,29 @@ _COUNT_WALK = f"""bfs (root_id, state_id, serial, depth, ids, seen, configured) 
     )"""
 
 
-def walk_sql(direction: Direction, *, roots: str = "true", paths: bool = True) -> str:
+def walk_sql(
+    direction: Direction, *, state: str | None = None, roots: str = "true", paths: bool = True
+) -> str:
     """The walk, a CTE of WITH RECURSIVE: `bfs (root_id, state_id, serial, depth, ids,
     addresses, paths, seen, configured)`, a row per root per level, from the roots $1 (row
     ids) at $2 (version ids) that pass `roots` (a condition on `k`, `kv`) to the end;
-    without `paths`, only `bfs (root_id, state_id, serial, depth, ids, seen, configured)`."""
+    without `paths`, only `bfs (root_id, state_id, serial, depth, ids, seen, configured)`.
+    `state`: the parameter naming the roots' state (one state, on Citus), else each
+    table joins its root's."""
     near, far = _HOP[direction]
-    return (_WALK if paths else _COUNT_WALK).format(near=near, far=far, roots=roots)
+    return (_WALK if paths else _COUNT_WALK).format(
+        near=near,
+        far=far,
+        roots=roots,
+        pinned=f" AND kv.state_id = {state}" if state else "",
+        state=state or "kv.state_id",
+        walk_state=state or "b.state_id",
+    )
 
 
 # A kept walk's key: `w` a blast_walks row, or the roots `k` at `kv` walked with $3
-# (direction), $4 (edge kind).
-_WALK_OF_ROOT = """w.state_id = kv.state_id AND w.serial = kv.serial AND w.root_id = k.id
+# (direction), $4 (edge kind); `{state}` the roots' state.
+_WALK_OF_ROOT = """w.state_id = {state} AND w.serial = kv.serial AND w.root_id = k.id
     AND w.direction = $3 AND w.edge_kind = $4"""
 # The key as one number, for an advisory lock: who walks a key, or expires its walk, holds it.
 _LOCK_KEY = "hashtextextended(concat_ws(' ', {}, {}, {}, {}, {}), 0)"
@@ -198,13 +228,22 @@ _ROOT_LOCK = _LOCK_KEY.format("kv.state_id", "kv.serial", "k.id", "$3::text", "$
 _WALK_LOCK = _LOCK_KEY.format("w.state_id", "w.serial", "w.root_id", "w.direction", "w.edge_kind")
 
 # Waits until no one else walks these keys (in a fixed order: no deadlock between batches).
-_LOCK_ROOTS = f"""SELECT pg_advisory_xact_lock(lock) FROM unnest(ARRAY(
+_LOCK_ROOTS = {
+    sharded: f"""SELECT pg_advisory_xact_lock(lock) FROM unnest(ARRAY(
     SELECT DISTINCT {_ROOT_LOCK}
     FROM unnest($1::uuid[], $2::uuid[]) AS k (id, version_id)
-    JOIN state_versions kv ON kv.id = k.version_id ORDER BY 1)) AS lock"""
+    JOIN state_versions kv ON kv.id = k.version_id{" AND kv.state_id = $5" if sharded else ""}
+    ORDER BY 1)) AS lock"""
+    for sharded in (False, True)
+}
 # The roots still to walk once the locks are held: no walk kept for them (or, with $5, a
 # walk that only counted).
-_UNKEPT = f"NOT EXISTS (SELECT FROM blast_walks w WHERE {_WALK_OF_ROOT} AND (w.kept OR NOT $5))"
+_UNKEPT = {
+    sharded: f"""NOT EXISTS (SELECT FROM blast_walks w
+        WHERE {_WALK_OF_ROOT.format(state="$6" if sharded else "kv.state_id")}
+          AND (w.kept OR NOT $5))"""
+    for sharded in (False, True)
+}
 # Keeps each root's walk: its size, each depth's (and with $5 its rows). Rows exist for a
 # walk that had only counted: its key is taken over.
 _KEEP_WALKS = """sized AS (
@@ -216,7 +255,7 @@ _KEEP_WALKS = """sized AS (
     walks AS (
         INSERT INTO blast_walks AS w
             (state_id, serial, root_id, direction, edge_kind, total, sizes, kept)
-        SELECT state_id, serial, root_id, $3, $4, total, sizes, $5 FROM sized
+        SELECT {state}, serial, root_id, $3, $4, total, sizes, $5 FROM sized
         ON CONFLICT (state_id, serial, root_id, direction, edge_kind) DO UPDATE
         SET total = EXCLUDED.total, sizes = EXCLUDED.sizes, kept = EXCLUDED.kept,
             created_at = EXCLUDED.created_at
@@ -225,7 +264,7 @@ _KEEP = f"""WITH RECURSIVE {{walk}}, {_KEEP_WALKS}
     INSERT INTO blast_walk_rows (state_id, walk_id, depth, address, resource_id, path)
     SELECT w.state_id, w.id, b.depth, x.address, x.id, x.path
     FROM walks w
-    JOIN bfs b ON b.state_id = w.state_id AND b.serial = w.serial AND b.root_id = w.root_id
+    JOIN bfs b ON b.serial = w.serial AND b.root_id = w.root_id
     CROSS JOIN LATERAL unnest(b.ids, b.addresses, b.paths) AS x (id, address, path)
     WHERE b.depth > 0"""
 _KEEP_COUNT = f"WITH RECURSIVE {{walk}}, {_KEEP_WALKS} SELECT count(*) FROM walks"
@@ -237,8 +276,8 @@ _KEEP_COUNT = f"WITH RECURSIVE {{walk}}, {_KEEP_WALKS} SELECT count(*) FROM walk
 _PAGES = f"""
     SELECT k.ord AS page_owner, kv.serial, w.total - b.beyond AS total, b.beyond, w.kept,
            p.rn, p.depth, p.path, {ROW_COLUMNS}{{columns}}
-    FROM {KEYS_AT_VERSIONS}
-    LEFT JOIN blast_walks w ON {_WALK_OF_ROOT}
+    FROM {{keys}}
+    LEFT JOIN blast_walks w ON {_WALK_OF_ROOT.format(state="{at}")}
     LEFT JOIN LATERAL (SELECT coalesce(sum(l.size), 0)::int AS beyond
                        FROM unnest(w.sizes) WITH ORDINALITY AS l (size, depth)
                        WHERE l.depth > $5::int) b ON true
@@ -246,19 +285,24 @@ _PAGES = f"""
         SELECT q.*, row_number() OVER () AS rn
         FROM (SELECT x.resource_id AS id, x.state_id, k.version_id, x.depth, x.address, x.path
               FROM blast_walk_rows x
-              WHERE x.state_id = w.state_id AND x.walk_id = w.id AND w.kept
+              WHERE x.state_id = {{walk}} AND x.walk_id = w.id AND w.kept
                 AND (x.depth, x.address) > ($6, $7)
                 AND x.depth <= coalesce($5::int, 2147483647)
               ORDER BY x.depth, x.address LIMIT $8) q
     ) p ON true
-    {ROW_JOIN}
+    {{row_join}}
     ORDER BY k.ord, p.rn"""
 # By (json, attributes): the attributes come with JSON_COLUMNS (their sensitive paths).
 _PAGES_OF = {
-    (json, attributes): _PAGES.format(
-        columns=(f", {JSON_COLUMNS}" if json or attributes else "")
-        + (", r.attributes" if attributes else "")
+    (sharded, json, attributes): _PAGES.format(
+        keys=keys_at_versions("$9") if sharded else KEYS_AT_VERSIONS,
+        at="$9" if sharded else "kv.state_id",
+        walk="$9" if sharded else "w.state_id",
+        row_join=row_join("$9" if sharded else "p.state_id"),
+        columns=(f", {json_columns('$9' if sharded else None)}" if json or attributes else "")
+        + (", r.attributes" if attributes else ""),
     )
+    for sharded in (False, True)
     for json in (False, True)
     for attributes in (False, True)
 }
@@ -310,22 +354,67 @@ async def blast_radius(
     page's total; no rows). A row has ROW_COLUMNS (it is at its root's version), with
     `json` or `attributes` JSON_COLUMNS, and with `attributes` its attributes."""
     check_depth(max_depth)
+
+    async def of_state(
+        roots: list[ResourceKey], state: UUID | None
+    ) -> dict[ResourceKey, Page[asyncpg.Record]]:
+        return await _blast_radius(
+            conn,
+            roots,
+            state,
+            direction,
+            limits=limits,
+            max_depth=max_depth,
+            first=first,
+            after=after,
+            rows=rows,
+            json=json,
+            attributes=attributes,
+        )
+
+    return await shards.per_state(conn, roots, lambda k: k[1], of_state)
+
+
+async def _blast_radius(
+    conn: asyncpg.Connection,
+    roots: list[ResourceKey],
+    state: UUID | None,
+    direction: Direction,
+    *,
+    limits: WalkLimits,
+    max_depth: int | None,
+    first: int,
+    after: tuple[int, int, str] | None,
+    rows: bool,
+    json: bool,
+    attributes: bool,
+) -> dict[ResourceKey, Page[asyncpg.Record]]:
+    """blast_radius of `roots`: of one state (`state`, on Citus), or of any (None)."""
     depth, address = (after[1], after[2]) if after else (0, "")  # (0, ""): before depth 1
     key = (*key_arrays(roots), direction.value, DIRECT_EDGES)
-    page = (max_depth, depth, address, first + 1 if rows else 0)
-    pages = _PAGES_OF[json, attributes]
+    page = (max_depth, depth, address, first + 1 if rows else 0, *shards.pinned(state))
+    pages = _PAGES_OF[state is not None, json, attributes]
     records = await conn.fetch(pages, *key, *page)
     unkept = _unkept(records, len(roots), rows=rows, serial=after and after[0])
     if unkept:
         walked = key_arrays([roots[ord - 1] for ord in unkept])
-        keep = (_KEEP if rows else _KEEP_COUNT).format(
-            walk=walk_sql(direction, roots=_UNKEPT, paths=rows)
-        )
         async with conn.transaction():
-            await conn.execute(_LOCK_ROOTS, *walked, *key[2:])
-            await conn.execute(keep, *walked, *key[2:], rows)
+            await conn.execute(
+                _LOCK_ROOTS[state is not None], *walked, *key[2:], *shards.pinned(state)
+            )
+            if state is not None:
+                walk = walk_sql(direction, state="$6", roots=_UNKEPT[True], paths=rows)
+                key_of = (direction.value, DIRECT_EDGES)
+                await walk_steps.keep_walked(conn, walk, key_of, walked, state, rows)
+            else:
+                keep = (_KEEP if rows else _KEEP_COUNT).format(
+                    walk=walk_sql(direction, state=None, roots=_UNKEPT[False], paths=rows),
+                    state="state_id",
+                )
+                await conn.execute(keep, *walked, *key[2:], rows)
             records = await conn.fetch(pages, *key, *page)
-            await conn.execute(_EXPIRE, limits.seconds, limits.rows)
+            if state is None or walk_steps.expiry_due():
+                await conn.execute(_EXPIRE, limits.seconds, limits.rows)
     counted = [r for r in records if r["total"]]  # an empty radius: no page
     return by_key(with_beyond(pages_by_owner(counted, first, BLAST_KEY), counted), roots)
 
@@ -411,14 +500,14 @@ _GROUP_OF = r"regexp_replace(x.address, '\[[^][]*\]$', '')"
 # member counts, drawn or not).
 _BOXES = f"""
     WITH walk AS (
-        SELECT w.id, w.state_id, w.serial, w.sizes FROM {KEYS_AT_VERSIONS}
-        JOIN blast_walks w ON {_WALK_OF_ROOT} AND w.kept),
+        SELECT w.id, w.state_id, w.serial, w.sizes FROM {{keys}}
+        JOIN blast_walks w ON {_WALK_OF_ROOT.format(state="{at}")} AND w.kept),
     member AS MATERIALIZED (
         SELECT x.resource_id AS id, x.depth, x.address,
             CASE WHEN w.sizes[x.depth] <= $7 OR g.grp = ANY($8::text[])
                  THEN x.address ELSE g.grp END AS box
         FROM walk w
-        JOIN blast_walk_rows x ON x.state_id = w.state_id AND x.walk_id = w.id
+        JOIN blast_walk_rows x ON x.state_id = {{walk}} AND x.walk_id = w.id
         CROSS JOIN LATERAL (SELECT {_GROUP_OF} AS grp) g
         WHERE $5::int IS NULL OR x.depth <= $5
         UNION ALL
@@ -437,18 +526,18 @@ _BOXES = f"""
         FROM walk w CROSS JOIN placed p CROSS JOIN member f
         CROSS JOIN LATERAL (
             SELECT EXISTS (SELECT FROM configured_versions cv
-                           WHERE cv.state_id = w.state_id AND cv.serial = w.serial) AS on) cfg
+                           WHERE cv.state_id = {{walk}} AND cv.serial = w.serial) AS on) cfg
         CROSS JOIN LATERAL (
             SELECT p.of -> d.near_id::text AS near, count(*) AS n,
                 CASE WHEN count(DISTINCT d.reason) = 1 AND count(d.reason) = count(*)
                      THEN min(d.reason) END AS reason
             FROM (SELECT d.{{near}} AS near_id, NULL::text AS reason
                   FROM resource_dependencies d
-                  WHERE NOT cfg.on AND d.state_id = w.state_id AND d.{{far}} = f.id
+                  WHERE NOT cfg.on AND d.state_id = {{walk}} AND d.{{far}} = f.id
                     AND d.direct AND {{valid}}
                 UNION ALL
                   SELECT c.{{near}}, c.reason FROM configured_edges c
-                  WHERE cfg.on AND c.state_id = w.state_id AND c.serial = w.serial
+                  WHERE cfg.on AND c.state_id = {{walk}} AND c.serial = w.serial
                     AND c.{{far}} = f.id AND c.direct) d
             GROUP BY 1) e
         WHERE f.depth > 0 AND (e.near ->> 0)::int = f.depth - 1
@@ -473,9 +562,25 @@ async def radius_boxes(
     """The boxes of `root`'s kept radius (walk it first: `blast_radius`) and the
     bundled edges between them; nothing when it has no kept walk."""
     near, far = _HOP[direction]
-    sql = _BOXES.format(near=near, far=far, valid=valid_at("d", "w.state_id", "w.serial"))
+    state: list[UUID] = []  # on Citus, the root's state: the statement names it
+    if shards.sharded(conn):
+        states = await shards.states_of(conn, [root[1]])
+        if root[1] not in states:
+            return RadiusBoxes([], [])
+        state = [states[root[1]]]
+    walk = "$9" if state else "w.state_id"
+    sql = _BOXES.format(
+        near=near,
+        far=far,
+        valid=valid_at("d", walk, "w.serial"),
+        keys=keys_at_versions("$9") if state else KEYS_AT_VERSIONS,
+        at="$9" if state else "kv.state_id",
+        walk=walk,
+    )
     key = (*key_arrays([root]), direction.value, DIRECT_EDGES)
-    found = await conn.fetch(sql, *key, max_depth, root_address, single_up_to, list(expanded))
+    found = await conn.fetch(
+        sql, *key, max_depth, root_address, single_up_to, list(expanded), *state
+    )
     sizes = [(r["depth"], r["box"], r["n"], r["address"]) for r in found if r["far"] is None]
     edges = [
         (r["depth"], r["box"], r["far"], r["n"], r["reason"]) for r in found if r["far"] is not None

@@ -10,12 +10,14 @@ import enum
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 import asyncpg
 
+from app.graph import shards
 from app.graph.diff import AttributeChange, stored_changes
 from app.graph.links import sensitive_attributes
-from app.graph.resources import KEYS_AT_VERSIONS, ResourceKey, key_arrays
+from app.graph.resources import KEYS_AT_VERSIONS, ResourceKey, key_arrays, keys_at_versions
 from app.paging import Keyset, Page
 
 HISTORY_KEY = Keyset(("serial",), (int,))  # newest first
@@ -56,26 +58,34 @@ _FIELDS = {
 }
 
 
-def _field(column: str) -> str:
+def _field(column: str, state: str | None) -> str:
     # sensitive as readers see them (app/graph/links.py)
     if column == "sensitive_attributes":
-        return f"{sensitive_attributes('r')} AS sensitive_attributes"
+        return f"{sensitive_attributes('r', state)} AS sensitive_attributes"
     return f"r.{column}"
 
 
-_HISTORY = f"""
+def _history(state: str | None) -> str:
+    """The rows of each key's address; `state`: the parameter naming the keys' state (one
+    state, on Citus), else each joins its key's."""
+    at = state or "kv.state_id"
+    keys = keys_at_versions(state) if state else KEYS_AT_VERSIONS
+    return f"""
     SELECT k.ord, kv.serial AS upto, kv.state_id, r.serial_from, r.serial_to, r.attributes,
            r.secrets,
-           {", ".join(_field(column) for column in _FIELDS)},
+           {", ".join(_field(column, state) for column in _FIELDS)},
            vf.created_at AS from_at, vf.created_by AS from_by,
            vt.created_at AS to_at, vt.created_by AS to_by
-    FROM {KEYS_AT_VERSIONS}
-    JOIN resources kr ON kr.id = k.id AND kr.state_id = kv.state_id
-    JOIN resources r ON r.state_id = kv.state_id AND r.address = kr.address
+    FROM {keys}
+    JOIN resources kr ON kr.id = k.id AND kr.state_id = {at}
+    JOIN resources r ON r.state_id = {at} AND r.address = kr.address
                     AND r.serial_from <= kv.serial
-    LEFT JOIN state_versions vf ON vf.state_id = kv.state_id AND vf.serial = r.serial_from
-    LEFT JOIN state_versions vt ON vt.state_id = kv.state_id AND vt.serial = r.serial_to
+    LEFT JOIN state_versions vf ON vf.state_id = {at} AND vf.serial = r.serial_from
+    LEFT JOIN state_versions vt ON vt.state_id = {at} AND vt.serial = r.serial_to
     ORDER BY k.ord, r.serial_from"""
+
+
+_HISTORY = {sharded: _history("$3" if sharded else None) for sharded in (False, True)}
 
 
 async def histories(
@@ -85,9 +95,26 @@ async def histories(
     first: int,
     after: tuple[int] | None = None,
 ) -> dict[ResourceKey, Page[HistoryEntry]]:
-    """Each resource's history up to its version, newest first."""
+    """Each resource's history up to its version, newest first (a statement per state)."""
+
+    async def of_state(
+        keys: list[ResourceKey], state: UUID | None
+    ) -> dict[ResourceKey, Page[HistoryEntry]]:
+        sql = _HISTORY[state is not None]
+        found = await conn.fetch(sql, *key_arrays(keys), *shards.pinned(state))
+        return _pages(keys, found, first, after)
+
+    return await shards.per_state(conn, keys, lambda k: k[1], of_state)
+
+
+def _pages(
+    keys: list[ResourceKey],
+    found: list[asyncpg.Record],
+    first: int,
+    after: tuple[int] | None,
+) -> dict[ResourceKey, Page[HistoryEntry]]:
     rows: dict[int, list[asyncpg.Record]] = {}
-    for record in await conn.fetch(_HISTORY, *key_arrays(keys)):
+    for record in found:
         rows.setdefault(record["ord"], []).append(record)
     pages = {}
     for ord, records in rows.items():

@@ -25,25 +25,28 @@ from app.tfstate.remote import Lineage, Server, output_lineage, remote_reads
 # A terraform_remote_state data source read here stores the outputs it read in its
 # `outputs` attribute ({"value": {name: value}, "type": ...}): those sensitive in the
 # producer (in any version it keeps) are withheld as if Terraform had marked them. Their
-# paths, in Terraform's step format, for both shapes of the attribute.
-_LINKED_SENSITIVE = """(
-    SELECT coalesce(jsonb_agg(p.path), '[]'::jsonb)
+# paths, in Terraform's step format, for both shapes of the attribute. Built as text of
+# scalar expressions (no VALUES or set-returning function: Citus pushes the subquery down
+# to each shard only without them); `{state}`: the row's state id (a parameter pins the
+# subquery to one shard of a cluster).
+_STEP = "jsonb_build_object('type', 'get_attr', 'value', {})::text"
+_LINKED_SENSITIVE = f"""(
+    SELECT coalesce(('[' || string_agg(
+        '[' || {_STEP.format("'outputs'")} || ',' || {_STEP.format("'value'")} || ','
+            || {_STEP.format("o.name")} || '],'
+        || '[' || {_STEP.format("'outputs'")} || ',' || {_STEP.format("o.name")} || ']',
+        ',') || ']')::jsonb, '[]'::jsonb)
     FROM state_links l
     JOIN states ps ON ps.name = l.producer_name
     JOIN sensitive_outputs o ON o.state_id = ps.id AND l.outputs ? o.name
-    CROSS JOIN LATERAL (VALUES
-        (jsonb_build_array(jsonb_build_object('type', 'get_attr', 'value', 'outputs'),
-                           jsonb_build_object('type', 'get_attr', 'value', 'value'),
-                           jsonb_build_object('type', 'get_attr', 'value', o.name))),
-        (jsonb_build_array(jsonb_build_object('type', 'get_attr', 'value', 'outputs'),
-                           jsonb_build_object('type', 'get_attr', 'value', o.name)))) p (path)
-    WHERE l.state_id = {r}.state_id AND l.resource_id = {r}.id)"""
+    WHERE l.state_id = {{state}} AND l.resource_id = {{r}}.id)"""
 
 
-def sensitive_attributes(r: str) -> str:
+def sensitive_attributes(r: str, state: str | None = None) -> str:
     """SQL: the `sensitive_attributes` of resources row `r` as readers see them: Terraform's,
-    and a linked data source's outputs sensitive in their producer (_LINKED_SENSITIVE)."""
-    linked = _LINKED_SENSITIVE.format(r=r)
+    and a linked data source's outputs sensitive in their producer (_LINKED_SENSITIVE).
+    `state`: the row's state id where the statement names it (else `r`'s)."""
+    linked = _LINKED_SENSITIVE.format(r=r, state=state or f"{r}.state_id")
     return f"""CASE WHEN {r}.type = 'terraform_remote_state' THEN coalesce(nullif(
         coalesce({r}.sensitive_attributes, '[]'::jsonb) || {linked}, '[]'::jsonb),
         {r}.sensitive_attributes) ELSE {r}.sensitive_attributes END"""
@@ -52,7 +55,8 @@ def sensitive_attributes(r: str) -> str:
 def hides_linked_outputs(r: str) -> str:
     """SQL: row `r` is a data source whose read outputs include one sensitive in its
     producer (an attribute search on `outputs` never matches it)."""
-    return f"({r}.type = 'terraform_remote_state' AND {_LINKED_SENSITIVE.format(r=r)} <> '[]')"
+    linked = _LINKED_SENSITIVE.format(r=r, state=f"{r}.state_id")
+    return f"({r}.type = 'terraform_remote_state' AND {linked} <> '[]')"
 
 
 async def note_sensitive_outputs(conn: asyncpg.Connection, state_id: UUID) -> None:

@@ -5,6 +5,7 @@ from uuid import UUID
 
 import asyncpg
 
+from app.graph import shards
 from app.paging import ALL, Keyset, Page, paged_sql, pages_by_owner, single_page
 
 
@@ -118,16 +119,32 @@ async def current_versions(
 async def versions_at(
     conn: asyncpg.Connection, keys: list[tuple[UUID, int]]
 ) -> dict[tuple[UUID, int], asyncpg.Record]:
-    """Versions by (state id, serial)."""
-    records = await conn.fetch(
-        f"""SELECT {VERSION_COLUMNS}, {STATE_COLUMNS}
-            FROM unnest($1::uuid[], $2::bigint[]) AS k (state_id, serial)
-            JOIN state_versions v ON v.state_id = k.state_id AND v.serial = k.serial
-            JOIN states s ON s.id = v.state_id""",
-        [state_id for state_id, _ in keys],
-        [serial for _, serial in keys],
-    )
-    return {(r["state_id"], r["serial"]): r for r in records}
+    """Versions by (state id, serial): on Citus a statement per state, naming it (on its
+    shard alone: app/graph/shards.py)."""
+    if not shards.sharded(conn):  # one statement for all
+        records = await conn.fetch(
+            f"""SELECT {VERSION_COLUMNS}, {STATE_COLUMNS}
+                FROM unnest($1::uuid[], $2::bigint[]) AS k (state_id, serial)
+                JOIN state_versions v ON v.state_id = k.state_id AND v.serial = k.serial
+                JOIN states s ON s.id = v.state_id""",
+            [state_id for state_id, _ in keys],
+            [serial for _, serial in keys],
+        )
+        return {(r["state_id"], r["serial"]): r for r in records}
+    serials: dict[UUID, list[int]] = {}
+    for state_id, serial in keys:
+        serials.setdefault(state_id, []).append(serial)
+    found: dict[tuple[UUID, int], asyncpg.Record] = {}
+    for state_id, of_state in serials.items():
+        records = await conn.fetch(
+            f"""SELECT {VERSION_COLUMNS}, {STATE_COLUMNS}
+                FROM state_versions v JOIN states s ON s.id = v.state_id
+                WHERE v.state_id = $1 AND v.serial = ANY($2::bigint[])""",
+            state_id,
+            of_state,
+        )
+        found.update({(r["state_id"], r["serial"]): r for r in records})
+    return found
 
 
 async def versions_by_ids(conn: asyncpg.Connection, ids: list[UUID]) -> dict[UUID, asyncpg.Record]:

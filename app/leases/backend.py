@@ -68,20 +68,33 @@ def _context(lease_id: UUID) -> bytes:
 
 
 async def renewed(conn: asyncpg.Connection, name: str, lease_id: UUID, who: Principal) -> Lease:
-    """The live lease `lease_id` of state `name`, held by `who`, renewed for its TTL."""
-    record = await conn.fetchrow(
-        f"""WITH renewed AS (
-                UPDATE leases l SET expires_at = now() + l.ttl_seconds * interval '1 second'
-                FROM states s
-                WHERE l.id = $1 AND s.id = l.state_id AND s.name = $2
-                  AND l.expires_at > now() AND l.holder = $3
-                RETURNING l.*
-            )
-            SELECT {LEASE_COLUMNS} FROM renewed l JOIN states s ON s.id = l.state_id""",
+    """The live lease `lease_id` of state `name`, held by `who`, renewed for its TTL.
+    Each statement names the state (on Citus, its shard), whose id is found first; the
+    new expiry is worked out before the update (Citus evaluates now() only without
+    column references in an UPDATE)."""
+    record = None
+    state_id = await conn.fetchval("SELECT id FROM states WHERE name = $1", name)
+    ttl = await conn.fetchval(
+        """SELECT ttl_seconds FROM leases
+           WHERE id = $1 AND state_id = $2 AND expires_at > now() AND holder = $3""",
         lease_id,
-        name,
+        state_id,
         who.name,
     )
+    if ttl is not None:
+        record = await conn.fetchrow(
+            f"""WITH renewed AS (
+                    UPDATE leases l SET expires_at = now() + make_interval(secs => $4)
+                    WHERE l.id = $1 AND l.state_id = $2 AND l.expires_at > now()
+                      AND l.holder = $3
+                    RETURNING l.*
+                )
+                SELECT {LEASE_COLUMNS} FROM renewed l JOIN states s ON s.id = l.state_id""",
+            lease_id,
+            state_id,
+            who.name,
+            float(ttl),
+        )
     if record is not None:
         return Lease.of(record)
     other = await conn.fetchrow(
@@ -101,7 +114,9 @@ async def renewed(conn: asyncpg.Connection, name: str, lease_id: UUID, who: Prin
 
 async def snapshot(conn: asyncpg.Connection, lease: Lease) -> bytes:
     """What the lease's Terraform reads (GET)."""
-    stored = await conn.fetchval("SELECT snapshot FROM leases WHERE id = $1", lease.id)
+    stored = await conn.fetchval(
+        "SELECT snapshot FROM leases WHERE id = $1 AND state_id = $2", lease.id, lease.state_id
+    )
     if stored is not None:
         return zstandard.decompress(crypto.keyring().open(stored, _context(lease.id)))
     return await _version_bytes(conn, lease.state_name, lease.base_serial)
@@ -134,7 +149,9 @@ async def lock(conn: asyncpg.Connection, lease: Lease, info: dict[str, Any]) -> 
                 writer["info"],
             )
         held = await conn.fetchrow(
-            "SELECT lock_id, lock_info FROM leases WHERE id = $1 FOR UPDATE", lease.id
+            "SELECT lock_id, lock_info FROM leases WHERE id = $1 AND state_id = $2 FOR UPDATE",
+            lease.id,
+            state_id,
         )
         if held is not None and held["lock_id"] not in (None, info["ID"]):
             raise Locked(
@@ -142,10 +159,11 @@ async def lock(conn: asyncpg.Connection, lease: Lease, info: dict[str, Any]) -> 
                 held["lock_info"],
             )
         await conn.execute(
-            "UPDATE leases SET lock_id = $2, lock_info = $3 WHERE id = $1",
+            "UPDATE leases SET lock_id = $2, lock_info = $3 WHERE id = $1 AND state_id = $4",
             lease.id,
             info["ID"],
             info,
+            state_id,
         )
 
 
@@ -389,9 +407,10 @@ async def _store(
     servers: Sequence[Server],
 ) -> MergedWrite:
     await conn.execute(
-        "UPDATE leases SET snapshot = $2, writes = writes + 1 WHERE id = $1",
+        "UPDATE leases SET snapshot = $2, writes = writes + 1 WHERE id = $1 AND state_id = $3",
         lease.id,
         ready.sealed,
+        lease.state_id,
     )
     if attempt.rendered is None or attempt.state is None:  # nothing changed (a retried POST)
         serial = await conn.fetchval(

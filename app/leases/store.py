@@ -192,7 +192,7 @@ async def _overlaps(
 ) -> list[asyncpg.Record]:
     return await conn.fetch(
         """SELECT l.id, l.holder, array_agg(f.address ORDER BY f.address) AS addresses
-           FROM lease_footprints f JOIN leases l ON l.id = f.lease_id
+           FROM lease_footprints f JOIN leases l ON l.id = f.lease_id AND l.state_id = $1
            WHERE f.state_id = $1 AND f.address = ANY($2::text[])
            GROUP BY l.id, l.holder ORDER BY l.id""",
         state_id,
@@ -322,11 +322,14 @@ async def release(
 ) -> Lease:
     """End lease `lease_id`: its holder's, or an admin's (recorded as forced). NotFound
     when there is no such live lease (or it is of a state `who` does not read)."""
+    # its state first: the row is then locked on the state's shard alone
+    state_id = await conn.fetchval("SELECT state_id FROM leases WHERE id = $1", lease_id)
     async with conn.transaction():
         found = await conn.fetchrow(
             f"""SELECT {LEASE_COLUMNS} FROM leases l JOIN states s ON s.id = l.state_id
-                WHERE l.id = $1 FOR UPDATE OF l""",
+                WHERE l.id = $1 AND l.state_id = $2 FOR UPDATE OF l""",
             lease_id,
+            state_id,
         )
         if found is None or not who.may_read(found["state_name"]):
             raise NotFound(f"no lease {lease_id}")
@@ -334,7 +337,7 @@ async def release(
         own = lease.holder == who.name
         if not own and not who.has(Role.ADMIN):
             raise not_the_holder(who, lease, "release")
-        await conn.execute("DELETE FROM leases WHERE id = $1", lease_id)
+        await conn.execute("DELETE FROM leases WHERE id = $1 AND state_id = $2", lease_id, state_id)
         await append_event(
             conn,
             state_name=lease.state_name,

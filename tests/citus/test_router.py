@@ -1,14 +1,19 @@
 """On the cluster, each statement the server sends for one state's backend flows (a
-write, a one-change write, a read, a lock and its release) runs on one shard: EXPLAIN shows
-one task (a router plan), for each step of a statement Citus splits."""
+write, a one-change write, a read, a lock and its release) and for the reads of one
+state's resources (lists, search, blast radius walked and paged, history, diff, the
+dashboard's resource page) runs on one shard: EXPLAIN shows one task (a router plan),
+for each step of a statement Citus splits."""
 
+import contextlib
 import re
+from collections.abc import AsyncIterator
+from typing import Any
 
 import asyncpg
 import pytest
 
 from tests.citus_cluster import citus_url, cluster_database, serving
-from tests.citus_workload import network
+from tests.citus_workload import gql, network
 
 pytestmark = [pytest.mark.citus, pytest.mark.slow]
 
@@ -25,6 +30,8 @@ _DISTRIBUTED = (
     "output_lineage",
     "blast_walks",
     "blast_walk_rows",
+    "configured_versions",
+    "configured_edges",
 )
 
 
@@ -47,18 +54,58 @@ def test_task_counts_reads_citus_plans() -> None:
     assert task_counts(plan) == [1, 32]
 
 
-async def test_one_state_flows_run_on_one_shard() -> None:
-    url = citus_url()
+SKIPPED = ("COPY", "BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "SELECT PG_ADVISORY")
+
+
+async def _plans(pool: Any, sent: list[tuple[str, tuple[object, ...]]]) -> dict[str, list[int]]:
+    """Each statement sent to a graph table, with its EXPLAIN's task counts."""
+    checked = {}
+    async with pool.acquire() as conn:
+        for query, args in sent:
+            text = " ".join(query.split())
+            if text.upper().startswith(SKIPPED):
+                continue
+            if not any(re.search(rf"\b{t}\b", text) for t in _DISTRIBUTED):
+                continue
+            async with conn.transaction():  # EXPLAIN of a write plans it only
+                # planned with the values sent (a generic plan prunes no shard)
+                await conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
+                plan = "\n".join(r[0] for r in await conn.fetch(f"EXPLAIN {query}", *args))
+                checked[text] = task_counts(plan)
+    return checked
+
+
+@contextlib.asynccontextmanager
+async def logged(pool: Any) -> AsyncIterator[list[tuple[str, tuple[object, ...]]]]:
+    """The statements the app sends meanwhile (on the pool's connections: a few are
+    taken at once, so the requests find them idle)."""
     sent: list[tuple[str, tuple[object, ...]]] = []
+    active = [True]
 
     def log(query: asyncpg.connection.LoggedQuery) -> None:
-        sent.append((query.query, tuple(query.args)))
+        if active[0]:
+            sent.append((query.query, tuple(query.args)))
 
+    async with contextlib.AsyncExitStack() as taken:
+        for _ in range(4):
+            conn = await taken.enter_async_context(pool.acquire())
+            conn.add_query_logger(log)
+    try:
+        yield sent
+    finally:
+        active[0] = False
+
+
+def _elsewhere(checked: dict[str, list[int]], expected: dict[str, str]) -> dict[str, list[int]]:
+    routed_elsewhere = {q: n for q, n in checked.items() if any(c != 1 for c in n)}
+    return {q: n for q, n in routed_elsewhere.items() if not any(m in q for m in expected.values())}
+
+
+async def test_one_state_flows_run_on_one_shard() -> None:
+    url = citus_url()
     async with cluster_database(url) as database, serving(database) as (app, client):
         assert (await client.post("/states/team/net", content=network(1, 3))).status_code == 200
         pool = app.state.pool
-        async with pool.acquire() as conn:
-            conn.add_query_logger(log)
         lock = b'{"ID": "l1", "Operation": "OperationTypeApply", "Who": "ci"}'
         flows = [
             ("LOCK", "/states/team/net", lock),
@@ -66,37 +113,65 @@ async def test_one_state_flows_run_on_one_shard() -> None:
             ("GET", "/states/team/net", None),
             ("UNLOCK", "/states/team/net", lock),
         ]
-        for method, path, body in flows:
-            response = await client.request(method, path, content=body)
-            assert response.status_code == 200, response.text
-        async with pool.acquire() as conn:
-            conn.remove_query_logger(log)
-        checked = {}
-        async with pool.acquire() as conn:
-            for query, args in sent:
-                text = " ".join(query.split())
-                if text.upper().startswith(
-                    (
-                        "COPY",
-                        "BEGIN",
-                        "COMMIT",
-                        "ROLLBACK",
-                        "SAVEPOINT",
-                        "RELEASE",
-                        "SELECT PG_ADVISORY",
-                    )
-                ):
-                    continue
-                if not any(re.search(rf"\b{t}\b", text) for t in _DISTRIBUTED):
-                    continue
-                async with conn.transaction():  # EXPLAIN of a write plans it only
-                    # planned with the values sent (a generic plan prunes no shard)
-                    await conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
-                    plan = "\n".join(r[0] for r in await conn.fetch(f"EXPLAIN {query}", *args))
-                    checked[text] = task_counts(plan)
+        async with logged(pool) as sent:
+            for method, path, body in flows:
+                response = await client.request(method, path, content=body)
+                assert response.status_code == 200, response.text
+        checked = await _plans(pool, sent)
     assert len(checked) >= 5  # the flows reached the graph tables
-    routed_elsewhere = {q: n for q, n in checked.items() if any(c != 1 for c in n)}
-    unexpected = {
-        q: n for q, n in routed_elsewhere.items() if not any(m in q for m in FANS_OUT.values())
-    }
+    unexpected = _elsewhere(checked, FANS_OUT)
+    assert not unexpected, unexpected
+
+
+# What reads of one state ask of the others, by design (docs/scaling.md): dropping the
+# kept walks past their limits, oldest first across states (once a walk is kept).
+READS_FAN_OUT = {"kept walks past their limits": "sum(w.size) OVER (ORDER BY w.id DESC)"}
+ONE_STATE_READS = [
+    """{ resources(filter: {state: "team/net"}, first: 50) { totalCount
+         edges { node { address attributes sensitiveAttributes
+           dependencies { edges { node { address } } }
+           history(first: 5) { edges { node { serial change } } } } } } }""",
+    """{ resources(filter: {state: "team/net", attributes: {cidr: "10.0.1.0/24"}}) {
+         totalCount } }""",
+    """{ blastRadius(state: "team/net", address: "aws_vpc.main", first: 2) { totalCount
+         pageInfo { endCursor } edges { node { depth path resource { address } } } } }""",
+    """{ state(name: "team/net") { version(serial: 2) { diff(against: 1) {
+         added removed changed { address } } } } }""",
+]
+
+
+async def test_one_state_reads_run_on_one_shard() -> None:
+    """Resources of a state (with their edges and history), attribute search in it, a
+    blast radius (walked and kept, then a kept page), a diff, the dashboard's resource
+    page: each statement on one shard, but the kept walks' expiry."""
+    url = citus_url()
+    async with cluster_database(url) as database, serving(database) as (app, client):
+        for serial, subnets in ((1, 3), (2, 4)):
+            written = await client.post("/states/team/net", content=network(serial, subnets))
+            assert written.status_code == 200, written.text
+        pool = app.state.pool
+        async with logged(pool) as sent:
+            answers = [await gql(client, query) for query in ONE_STATE_READS]
+            cursor = answers[2]["blastRadius"]["pageInfo"]["endCursor"]
+            kept = await gql(
+                client,
+                """query($after: String) { blastRadius(state: "team/net",
+                     address: "aws_vpc.main", first: 2, after: $after) {
+                     edges { node { resource { address } } } } }""",
+                {"after": cursor},
+            )
+            page = await client.get(
+                "/ui/resource",
+                params={"state": "team/net", "address": "aws_vpc.main"},
+                headers={"Accept": "text/html"},
+            )
+            assert page.status_code == 200
+        checked = await _plans(pool, sent)
+    assert answers[0]["resources"]["totalCount"] == 9
+    assert answers[2]["blastRadius"]["totalCount"] == 8 and kept["blastRadius"]["edges"]
+    assert answers[3]["state"]["version"]["diff"]["added"]
+    walks = [q for q in checked if "WITH RECURSIVE" in q]
+    assert walks and all(checked[q] == [1] for q in walks)  # the walk, on one shard
+    assert len(checked) >= 10
+    unexpected = _elsewhere(checked, READS_FAN_OUT)
     assert not unexpected, unexpected

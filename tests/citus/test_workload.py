@@ -16,6 +16,19 @@ async def test_the_cluster_answers_as_a_single_node(admin_url: str) -> None:
     # the workload reached what it compares: links, a stale consumer, violations, a prune
     assert alone["reads"]["staleConsumers"] and alone["reads"]["violations"]["totalCount"]
     assert alone["prune"]["prune"][0]["serials"]
+    # and the reads of resource rows: lists, the radius across states (into team/app and
+    # back), kept pages, diffs with changes, histories, the dashboard, merged leases
+    rows = alone["resources"]
+    assert rows["all"]["resources"]["totalCount"] > 400 and len(rows["paged"]) == 2
+    across = alone["radius"]["across"]["blastRadius"]["edges"]
+    assert {e["node"]["resource"]["state"]["name"] for e in across} == {"team/net", "team/app"}
+    back = alone["radius"]["across back"]["blastRadius"]["edges"]
+    assert back[-1]["node"]["pathStates"][-1] == "team/net"
+    assert len(alone["radius"]["big, paged"]) > 1
+    assert alone["versions"]["diff 3..4"]["state"]["version"]["diff"]["changed"]
+    assert all(page["status"] == 200 for page in alone["dashboard"].values())
+    assert alone["leases"]["state"]["state"]["currentVersion"]["serial"] == 3
+    assert alone["configuration"]["reads"]["state"]["modules"]
     async with cluster_database(url) as sharded, serving(sharded) as (app, client):
         clustered = await run(client, app)
     assert clustered == alone

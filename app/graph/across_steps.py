@@ -1,0 +1,312 @@
+"""The blast radius across states on Citus, in steps (app/graph/across.py walks it in one
+recursive statement, which Citus runs only within one state).
+
+The server walks breadth first, as that statement does, a level at a time: for each
+state (and version) of the level, one statement on the state's shard gives the next
+resources within it (its direct edges) and what leads out of it (DEPENDENTS: the
+outputs derived from the level's resources; DEPENDENCIES: the links its data sources
+read); the links to those outputs are found on every shard (by producer name, one index
+probe each), the producers' output sources on the producer's shard. Each resource is
+entered once, at its shortest depth, with the smallest of its shortest paths (as lists
+of (state, address)); the page, its total and `beyond` are those of the statement, and
+the page's rows are read on their states' shards.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from app.graph.edges import Direction, check_cursor_serial
+from app.graph.queries import valid_at
+from app.graph.resources import ResourceKey, resource_columns
+
+_SEP, _ADDRESS = "\x01\x01", "\x01\x02"
+
+# The within hops of ($3 ids) of state $1 at serial $2, with their addresses; and what
+# leads out: DEPENDENTS, the outputs derived from them; DEPENDENCIES, the links they read.
+_WITHIN = """
+    WITH cfg AS (SELECT EXISTS (SELECT FROM configured_versions cv
+                                WHERE cv.state_id = $1 AND cv.serial = $2) AS on),
+    hop AS (
+        SELECT d.{far} AS id, d.{near} AS src FROM resource_dependencies d, cfg
+        WHERE NOT cfg.on AND d.{near} = ANY($3::uuid[]) AND d.direct AND {valid}
+      UNION ALL
+        SELECT c.{far}, c.{near} FROM configured_edges c, cfg
+        WHERE cfg.on AND c.state_id = $1 AND c.serial = $2 AND c.{near} = ANY($3::uuid[])
+          AND c.direct)
+    SELECT h.id, h.src, r.address, NULL::text AS output, NULL::jsonb AS outputs
+    FROM hop h JOIN resources r ON r.id = h.id AND r.state_id = $1
+    UNION ALL
+    {out}"""
+_OUT = {
+    Direction.DEPENDENTS: f"""SELECT NULL, x.resource_id, NULL, x.output_name, NULL
+        FROM output_lineage x
+        WHERE x.resource_id = ANY($3::uuid[]) AND {valid_at("x", "$1", "$2")}""",
+    # (the producer's name in the address column)
+    Direction.DEPENDENCIES: f"""SELECT NULL, l.resource_id, l.producer_name, NULL, l.outputs
+        FROM state_links l
+        WHERE l.resource_id = ANY($3::uuid[]) AND {valid_at("l", "$1", "$2")}""",
+}
+_NEAR_FAR = {
+    Direction.DEPENDENTS: ("to_resource_id", "from_resource_id"),
+    Direction.DEPENDENCIES: ("from_resource_id", "to_resource_id"),
+}
+_WITHIN_SQL = {
+    d: _WITHIN.format(
+        near=_NEAR_FAR[d][0],
+        far=_NEAR_FAR[d][1],
+        valid=valid_at("d", "$1", "$2"),
+        out=_OUT[d],
+    )
+    for d in Direction
+}
+# The consumers (current versions) reading outputs $2 of producer $1, readable ($3): their
+# data sources, on every shard.
+_CONSUMERS = """
+    SELECT l.state_id, c.name AS state_name, c.current_serial AS serial, l.resource_id,
+           r.address, n.name AS output
+    FROM state_links l
+    JOIN states c ON c.id = l.state_id AND may_read(c.name, $3::text[])
+    JOIN resources r ON r.id = l.resource_id AND r.state_id = l.state_id
+    CROSS JOIN unnest($2::text[]) AS n (name)
+    WHERE l.producer_name = $1 AND l.serial_to IS NULL AND l.outputs ? n.name"""
+# A producer's current output sources, on its shard.
+_SOURCES = """
+    SELECT x.output_name, x.resource_id, r.address FROM output_lineage x
+    JOIN resources r ON r.id = x.resource_id AND r.state_id = $1
+    WHERE x.state_id = $1 AND x.serial_to IS NULL"""
+# The page's rows at their versions, on their state's shard.
+_ROWS = f"""
+    SELECT {resource_columns("$1")}
+    FROM unnest($2::uuid[], $3::bigint[]) AS k (id, serial)
+    JOIN state_versions v ON v.state_id = $1 AND v.serial = k.serial
+    JOIN states s ON s.id = v.state_id
+    JOIN resources r ON r.id = k.id AND r.state_id = $1"""
+
+
+def _step(state: str, address: str) -> str:
+    return state.replace("\x01", "\x01\x03") + _ADDRESS + address.replace("\x01", "\x01\x03")
+
+
+@dataclass
+class _Member:
+    id: UUID
+    state_id: UUID
+    serial: int
+    depth: int
+    state_name: str
+    address: str
+    path: str
+
+
+class _Level:
+    """The next level of a walk: each resource reached (not seen before), with the
+    smallest serial and parent path of the hops to it."""
+
+    def __init__(self, seen: set[UUID]) -> None:
+        self.seen = seen
+        # id -> serial, parent path, state id, state name, address
+        self.hops: dict[UUID, tuple[int, str, UUID, str, str]] = {}
+
+    def reach(
+        self, row_id: UUID, state_id: UUID, serial: int, path: str, state_name: str, address: str
+    ) -> None:
+        if row_id in self.seen:
+            return
+        found = self.hops.get(row_id)
+        if found is None:
+            self.hops[row_id] = (serial, path, state_id, state_name, address)
+        else:
+            self.hops[row_id] = (min(found[0], serial), min(found[1], path), *found[2:])
+
+
+def _has(outputs: Any, name: str) -> bool:
+    """jsonb `outputs ? name`."""
+    if isinstance(outputs, dict | list):
+        return name in outputs
+    return bool(outputs == name)
+
+
+async def _walk(
+    conn: asyncpg.Connection,
+    root: _Member,
+    direction: Direction,
+    readable: list[str] | None,
+) -> list[_Member]:
+    """Every resource reachable from `root`, once, at its shortest depth."""
+    members: list[_Member] = []
+    seen = {root.id}
+    level = [root]
+    depth = 0
+    while level:
+        depth += 1
+        nxt = _Level(seen)
+        groups: dict[tuple[UUID, int], list[_Member]] = {}
+        for member in level:
+            groups.setdefault((member.state_id, member.serial), []).append(member)
+        for (state_id, serial), of_version in groups.items():
+            await _hops(conn, state_id, serial, of_version, direction, readable, nxt)
+        level = []
+        for row_id, (serial, path, state_id, state_name, address) in nxt.hops.items():
+            seen.add(row_id)
+            step = _step(state_name, address)
+            level.append(
+                _Member(row_id, state_id, serial, depth, state_name, address, path + _SEP + step)
+            )
+        members.extend(level)
+    return members
+
+
+async def _hops(
+    conn: asyncpg.Connection,
+    state_id: UUID,
+    serial: int,
+    members: list[_Member],
+    direction: Direction,
+    readable: list[str] | None,
+    nxt: _Level,
+) -> None:
+    """The hops from `members` (of one state's version) into `nxt`."""
+    by_id = {m.id: m for m in members}
+    name = members[0].state_name
+    records = await conn.fetch(_WITHIN_SQL[direction], state_id, serial, list(by_id))
+    outputs: dict[str, list[_Member]] = {}
+    for r in records:
+        source = by_id[r["src"]]
+        if r["id"] is not None:
+            nxt.reach(r["id"], state_id, serial, source.path, name, r["address"])
+        elif direction is Direction.DEPENDENTS:
+            outputs.setdefault(r["output"], []).append(source)
+        else:
+            await _producers(conn, source, r["address"], r["outputs"], readable, nxt)
+    if outputs:
+        for c in await conn.fetch(_CONSUMERS, name, sorted(outputs), readable):
+            for source in outputs[c["output"]]:
+                nxt.reach(
+                    c["resource_id"],
+                    c["state_id"],
+                    c["serial"],
+                    source.path,
+                    c["state_name"],
+                    c["address"],
+                )
+
+
+async def _producers(
+    conn: asyncpg.Connection,
+    source: _Member,
+    producer: str,
+    outputs: Any,
+    readable: list[str] | None,
+    nxt: _Level,
+) -> None:
+    """DEPENDENCIES out of a data source: its producer's current output sources."""
+    found = await conn.fetchrow(
+        "SELECT id, current_serial FROM states WHERE name = $1 AND may_read(name, $2::text[])",
+        producer,
+        readable,
+    )
+    if found is None or found["current_serial"] is None:
+        return
+    for x in await conn.fetch(_SOURCES, found["id"]):
+        if _has(outputs, x["output_name"]):
+            nxt.reach(
+                x["resource_id"],
+                found["id"],
+                found["current_serial"],
+                source.path,
+                producer,
+                x["address"],
+            )
+
+
+async def walked_pages(
+    conn: asyncpg.Connection,
+    roots: list[ResourceKey],
+    direction: Direction,
+    *,
+    max_depth: int | None,
+    first: int,
+    after: tuple[int, int, str, str] | None,
+    rows: bool,
+    readable: list[str] | None,
+) -> list[dict[str, Any]]:
+    """The rows cross_blast_radius reads from its statement: for each root (`page_owner`,
+    1-based) with anything in reach, its page's rows (`rn`, RESOURCE_COLUMNS,
+    `walk_serial`, `depth`, `encoded_path`, ...) or, past its last page, one row
+    without (`rn` NULL); each with the root's `total` and `beyond`."""
+    starts = await conn.fetch(
+        """SELECT v.id AS version_id, v.state_id, v.serial, s.name
+           FROM state_versions v JOIN states s ON s.id = v.state_id
+           WHERE v.id = ANY($1::uuid[])""",
+        list({version_id for _, version_id in roots}),
+    )
+    versions = {r["version_id"]: r for r in starts}
+    found: list[dict[str, Any]] = []
+    limit = max_depth if max_depth is not None else 2**31 - 1
+    start = after[1:] if after else (0, "", "")
+    for owner, (row_id, version_id) in enumerate(roots, start=1):
+        version = versions.get(version_id)
+        if version is None:
+            continue
+        address = await conn.fetchval(
+            "SELECT address FROM resources WHERE state_id = $1 AND id = $2",
+            version["state_id"],
+            row_id,
+        )
+        if address is None:
+            continue
+        root = _Member(
+            row_id,
+            version["state_id"],
+            version["serial"],
+            0,
+            version["name"],
+            address,
+            _step(version["name"], address),
+        )
+        walk = await _walk(conn, root, direction, readable)
+        within = [m for m in walk if m.depth <= limit]
+        beyond = len(walk) - len(within)
+        within.sort(key=lambda m: (m.depth, m.state_name, m.address))
+        page = [m for m in within if (m.depth, m.state_name, m.address) > start]
+        page = page[: first + 1] if rows else []
+        if page and after is not None:
+            check_cursor_serial(after[0], root.serial)
+        columns = await _columns(conn, page)
+        common = {"page_owner": owner, "total": len(within), "beyond": beyond}
+        for rn, m in enumerate(page, start=1):
+            found.append(
+                {
+                    **columns[m.state_id, m.id, m.serial],
+                    **common,
+                    "rn": rn,
+                    "walk_serial": root.serial,
+                    "depth": m.depth,
+                    "state_name": m.state_name,
+                    "address": m.address,
+                    "encoded_path": m.path,
+                }
+            )
+        if not page and within:
+            found.append({**common, "rn": None})
+    return found
+
+
+async def _columns(
+    conn: asyncpg.Connection, members: list[_Member]
+) -> dict[tuple[UUID, UUID, int], dict[str, Any]]:
+    """RESOURCE_COLUMNS of the members at their versions, a statement per state."""
+    by_state: dict[UUID, list[_Member]] = {}
+    for m in members:
+        by_state.setdefault(m.state_id, []).append(m)
+    columns: dict[tuple[UUID, UUID, int], dict[str, Any]] = {}
+    for state_id, of_state in by_state.items():
+        records = await conn.fetch(
+            _ROWS, state_id, [m.id for m in of_state], [m.serial for m in of_state]
+        )
+        for r in records:
+            columns[state_id, r["id"], r["serial"]] = dict(r)
+    return columns
