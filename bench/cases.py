@@ -1370,3 +1370,7 @@ GROUPS["leases"] = LEASES_GROUP
 from bench.citus import CITUS_GROUP  # noqa: E402  (it uses the helpers above)
 
 GROUPS["citus"] = CITUS_GROUP
+from bench.floor import durable_floor_case, two_imports_case  # noqa: E402
+
+GROUPS["import"] = (*IMPORT_GROUP, durable_floor_case)
+GROUPS["concurrent"] = (two_imports_case,)

@@ -8,6 +8,7 @@ import pytest
 
 from bench.__main__ import run
 from bench.cases import GROUPS, TINY
+from bench.stages import STAGES, profile
 from tests.citus_cluster import CITUS_URL
 
 # The citus group runs where a cluster is (CITUS_URL set): its cases compare it with a
@@ -48,6 +49,8 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
         "configuration modules",
         "leases, 8 jobs",
         "leases, merged write",
+        "import vs durable floor",
+        "two big imports at once",
     }
     assert cases & CITUS_CASES == (CITUS_CASES if cluster else set())
     for result in results:
@@ -65,3 +68,27 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
             "webhooks, drain",
         )
         assert (result.baseline_s is None) == (result.case in absolute)
+
+
+@pytest.mark.slow
+async def test_the_stage_profile_times_every_stage_of_a_real_write(admin_url: str) -> None:
+    text, write, floor = await profile(admin_url, 200, 1)
+    lines = [line for line in text.splitlines() if line.startswith("| ")]
+    rows = {line.split(" | ")[0].lstrip("| ") for line in lines}
+    assert {stage for stage, _ in STAGES} | {"other", "total"} <= rows
+    # the write went through each stage's functions (where the profile looks for them)
+    for stage in (
+        "parse",
+        "hash",
+        "normalize",
+        "COPY rows",
+        "reduction",
+        "COPY edges",
+        "chunking and compression",
+        "policies, configuration",
+        "commit",
+    ):
+        assert write.get(stage, 0.0) > 0, stage
+    for stage in ("parse", "COPY rows", "COPY edges", "commit"):
+        assert floor[stage] > 0, stage
+    assert write["total"] >= sum(write.get(stage, 0.0) for stage, _ in STAGES)
