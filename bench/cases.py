@@ -1372,7 +1372,7 @@ from bench.citus import CITUS_GROUP  # noqa: E402  (it uses the helpers above)
 GROUPS["citus"] = CITUS_GROUP
 from bench.floor import durable_floor_case, two_imports_case  # noqa: E402
 
-GROUPS["import"] = (*IMPORT_GROUP, durable_floor_case)
+GROUPS["floor"] = (durable_floor_case,)
 GROUPS["concurrent"] = (two_imports_case,)
 from bench.peer import peer_cases  # noqa: E402
 

@@ -14,6 +14,7 @@ import asyncio
 import itertools
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
@@ -24,7 +25,7 @@ from bench.cases import BenchError, Env, _ok, _peak_rss_bytes
 from bench.generate import generate_state
 from bench.harness import Result, alternate
 from bench.http import Client
-from bench.stages import FLOOR_EDGE_COLUMNS, FLOOR_RESOURCE_COLUMNS, floor_rows
+from bench.stages import FLOOR_EDGE_COLUMNS, FLOOR_RESOURCE_COLUMNS, floor_rows, process_cpu
 from tests.live_server import live_server
 
 _FLOOR = """
@@ -71,7 +72,35 @@ async def durable_floor_case(env: Env) -> Result:
         nonlocal rows, edges, lineage
         rows, edges, lineage = floor_rows(body)
 
-    cand, base = await alternate(candidate, floor, env.size.runs, reset=reset)
+    async def backends() -> list[int]:
+        async with env.pool.acquire() as conn:
+            return [
+                r["pid"]
+                for r in await conn.fetch(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                )
+            ]
+
+    cpu: dict[str, float] = {"candidate": 0.0, "floor": 0.0}
+
+    def counted(side: str, work: Callable[[], Awaitable[None]], own: Callable[[], float]) -> Any:
+        """`work`, its CPU seconds (this side's process and the database's backends) added
+        to cpu[side]: what a loaded machine changes least."""
+
+        async def run() -> None:
+            pids = await backends()
+            before = own() + sum(process_cpu(pid) for pid in pids)
+            await work()
+            cpu[side] += own() + sum(process_cpu(pid) for pid in pids) - before
+
+        return run
+
+    cand, base = await alternate(
+        counted("candidate", candidate, lambda: process_cpu(env.server_pid)),
+        counted("floor", floor, time.process_time),
+        env.size.runs,
+        reset=reset,
+    )
     async with env.pool.acquire() as conn:
         copied = await conn.fetchval("SELECT count(*) FROM durable_resources")
         stored = await conn.fetchval(
@@ -91,7 +120,7 @@ async def durable_floor_case(env: Env) -> Result:
         "ratio <= 2.0",
         ratio <= 2.0,
         env.size.runs,
-        {"edges": len(edges)},
+        {"edges": len(edges), "cpu_ratio": round(cpu["candidate"] / max(cpu["floor"], 1e-9), 2)},
     )
 
 

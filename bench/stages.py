@@ -75,7 +75,7 @@ FLOOR_RESOURCE_COLUMNS = ("id", "state_id", "state_version_id", "serial_from", "
 FLOOR_EDGE_COLUMNS = ("state_id", "state_version_id", "serial_from", "from_resource_id")
 
 
-def _process_cpu(pid: int | None) -> float:
+def process_cpu(pid: int | None) -> float:
     """CPU seconds of process `pid` so far (user and system; 0 without one)."""
     if pid is None:
         return 0.0
@@ -91,7 +91,7 @@ def _cpu_now(main: bool, backend: int | None) -> float:
     """In the event loop's thread: the process' CPU (a stage there may hand work to worker
     threads) and the backend's; in a worker thread: that thread's."""
     if main:
-        return time.process_time() + _process_cpu(backend)
+        return time.process_time() + process_cpu(backend)
     return time.thread_time()
 
 
@@ -234,9 +234,9 @@ async def timed_write(pool: db.Pool, name: str, body: bytes, stream_over: int) -
                 state = await asyncio.to_thread(decode_state, raw, stream_over)
             async with pool.acquire() as conn:
                 clock.backend = conn.get_server_pid()
-                cpu = time.process_time() + _process_cpu(clock.backend)
+                cpu = time.process_time() + process_cpu(clock.backend)
                 await locks.guarded_write(conn, name, raw, None, state=state, who=_WRITER)
-                cpu = time.process_time() + _process_cpu(clock.backend) - cpu
+                cpu = time.process_time() + process_cpu(clock.backend) - cpu
             total = time.perf_counter() - started
     finally:
         gc.enable()
@@ -267,7 +267,7 @@ async def timed_floor(
     clock = Clock()
     clock.backend = conn.get_server_pid()
     started = time.perf_counter()
-    cpu = time.process_time() + _process_cpu(clock.backend)
+    cpu = time.process_time() + process_cpu(clock.backend)
     with clock.stage("parse"):
         orjson.loads(body)
     with clock.stage("hash"):
@@ -293,7 +293,7 @@ async def timed_floor(
         )
     with clock.stage("commit"):
         await transaction.commit()
-    cpu = time.process_time() + _process_cpu(clock.backend) - cpu
+    cpu = time.process_time() + process_cpu(clock.backend) - cpu
     return clock.totals(time.perf_counter() - started, cpu)
 
 
