@@ -146,7 +146,9 @@ async def _push_change(peers: _Peers, runs: int) -> Result:
             kind = project.terraform.workdir.name
             path = peers.root / f"change-{kind}-{run}.tfstate"
             document = {**peers.document, "lineage": lineages[kind]}
-            path.write_bytes(_changed(document, 2 + run, resource=run))
+            # Terraform numbers what it persists itself (a push may store the next serial):
+            # serials far apart stay ahead of it
+            path.write_bytes(_changed(document, 10 * (run + 1), resource=run))
             times.append(await _timed(lambda p=project, f=path: p.push(f)))
     return _result("peer, push 1 change", "state push (one instance changed)", ours, pg, 1.05)
 
