@@ -68,6 +68,7 @@ _FLOOR_TABLES = """
     DROP TABLE IF EXISTS floor_versions, floor_resources, floor_edges;
     CREATE TABLE floor_versions (id uuid, state_id uuid, serial bigint, lineage text,
                                  raw_state bytea, raw_md5 bytea);
+    ALTER TABLE floor_versions ALTER raw_state SET STORAGE EXTERNAL;  -- stored, not compressed
     CREATE TABLE floor_resources (LIKE resources INCLUDING DEFAULTS);
     CREATE TABLE floor_edges (LIKE resource_dependencies INCLUDING DEFAULTS);
 """
