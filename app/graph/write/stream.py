@@ -62,26 +62,36 @@ class RowStream:
         # one object for equal names and dependency lists of the refs (many share them)
         self._shared: dict[Any, Any] = {}
 
-    def _ref(self, ref: InstanceRef) -> InstanceRef:
-        """`ref` holding shared objects: a state's refs live until its write ends."""
+    def _ref(self, ref: InstanceShape) -> InstanceRef:
+        """What the write keeps of `ref`, holding shared objects for its names and
+        dependency lists (a state's refs live until its write ends; many share them).
+        Built once: a first import makes one for every instance."""
         shared = self._shared
         names = [
             shared.setdefault(value, value) if type(value) is str else value
             for value in (ref.mode, ref.type, ref.name, ref.module_path)
         ]
-        lists = [
-            shared.setdefault(tuple(value), [shared.setdefault(v, v) for v in value])
-            if type(value) is list
-            else value
-            for value in (ref.dependencies_raw, ref.depends_on_raw)
-        ]
-        return ref._replace(
-            mode=cast(str, names[0]),
-            type=cast(str, names[1]),
-            name=cast(str, names[2]),
-            module_path=names[3],
-            dependencies_raw=lists[0],
-            depends_on_raw=lists[1],
+        lists = []
+        for value in (ref.dependencies_raw, ref.depends_on_raw):
+            if type(value) is list:
+                key = tuple(value)
+                found = shared.get(key)
+                if found is None:
+                    found = shared[key] = [shared.setdefault(v, v) for v in value]
+                value = found
+            lists.append(value)
+        return InstanceRef(
+            ref.address,
+            ref.resource_index,
+            ref.instance_index,
+            cast(str, names[0]),
+            cast(str, names[1]),
+            cast(str, names[2]),
+            names[3],
+            ref.index_key,
+            ref.deposed,
+            lists[0],
+            lists[1],
         )
 
     def next_batch(self) -> list[tuple[object, ...]] | None:
@@ -135,7 +145,7 @@ class RowStream:
         digest = stored.digest(self._ring)
         kept = self.current.pop(row.address, None)
         if kept is not None and kept[1] == digest:
-            self.refs.append(self._ref(InstanceRef.of(row)))
+            self.refs.append(self._ref(row))
             self.row_ids.append(kept[0])
             if raw is not None and kept[2] != raw:  # the next write keeps it unnormalized
                 self.rehashed.append((kept[0], raw))
@@ -144,7 +154,7 @@ class RowStream:
             self.changed += 1
             self.replaced[kept[0]] = row.address
         position = len(self.refs)
-        self.refs.append(self._ref(InstanceRef.of(row)))
+        self.refs.append(self._ref(row))
         self.row_ids.append(_PENDING)  # next_batch gives it its id
         self.new.append(position)
         if remote:  # what links read
