@@ -1,0 +1,119 @@
+"""A state's declared edges at the grain they are declared, with their `direct` flags
+(pure).
+
+An instance's `dependencies` name resources, not instances: `aws_instance.web` stands for
+every current instance of it (app/tfstate/parse.py, resolve_edges). Instance to instance,
+2,500 `for_each` instances naming a 2,500-instance `count` resource are 6.25 million
+edges; at the grain they are declared they are 2,500, and the resource's instances
+2,500 more. So an instance's edge to a resource of two instances or more is one
+`resource` edge to the resource, whose instances are its `members`; an edge to a
+resource of one instance is an `instance` edge, as before.
+
+Directness is the transitive reduction of the instance graph (app/tfstate/reduction.py),
+computed on the graph where a resource's instances are reached through one node, a
+relay, instead of an edge to each. A relay's edges all get the same flag, and it is the
+flag of each instance edge it stands for, as long as the resource's instances are on no
+cycle and none of them names its own resource: then one of them is implied exactly
+when another is. Such a resource is `irregular`, and edges to it are kept at the
+instance grain, with their own flags.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from app.tfstate.address import resource_key
+from app.tfstate.parse import InstanceShape, named_resources
+from app.tfstate.reduction import Relayed
+
+
+@dataclass
+class Declared:
+    """A version's edges as stored: `instances` (from, to, direct) by positions in the
+    instances; `resources` (from, resource, direct), a resource by its config address
+    (its key in `members`); `members`: each such resource's instances (positions)."""
+
+    instances: list[tuple[int, int, bool]] = field(default_factory=list)
+    resources: list[tuple[int, str, bool]] = field(default_factory=list)
+    members: dict[str, list[int]] = field(default_factory=dict)
+
+    def expanded(self) -> list[tuple[int, int, bool]]:
+        """Every edge instance to instance (what the reads see), in no set order."""
+        return self.instances + [
+            (a, t, flag) for a, key, flag in self.resources for t in self.members[key] if t != a
+        ]
+
+
+def declared_edges(instances: Sequence[InstanceShape]) -> Declared:
+    """The edges of `instances` at their grain, with their direct flags: the edges of
+    resolve_edges, the same flags as app/tfstate/reduction.py's on them."""
+    by_resource: dict[str, list[int]] = {}
+    for position, row in enumerate(instances):
+        if row.deposed is None:
+            key = resource_key(row.module_path, row.mode, row.type, row.name)
+            by_resource.setdefault(key, []).append(position)
+    named: list[list[str]] = []
+    irregular: set[str] = set()
+    for row in instances:
+        found = [n for n in dict.fromkeys(named_resources(row)) if n in by_resource]
+        named.append(found)
+        if row.deposed is None and found:
+            own = resource_key(row.module_path, row.mode, row.type, row.name)
+            if own in found:
+                irregular.add(own)  # an instance naming its own resource
+    while True:
+        graph = _Graph(instances, by_resource, named, irregular)
+        reduced = Relayed(graph.nodes, graph.edges, graph.relays)
+        if reduced.flags is not None:
+            return graph.declared(reduced.flags)
+        # a resource whose instances are on a cycle: its edges at the instance grain
+        irregular.update(graph.relayed[r - graph.relays] for r in reduced.cyclic)
+
+
+class _Graph:
+    """The instances (nodes below their count), then a relay per resource of two
+    instances or more named by some instance and not irregular; the declared edges first,
+    then each relay's edges to its instances."""
+
+    def __init__(
+        self,
+        instances: Sequence[InstanceShape],
+        by_resource: dict[str, list[int]],
+        named: list[list[str]],
+        irregular: set[str],
+    ) -> None:
+        self.relays = len(instances)
+        relay_of: dict[str, int] = {}
+        self.relayed: list[str] = []
+        self.edges: list[tuple[int, int]] = []
+        self.targets: list[str | None] = []  # per declared edge: its resource when relayed
+        for position, found in enumerate(named):
+            for key in found:
+                targets = by_resource[key]
+                if len(targets) > 1 and key not in irregular:
+                    relay = relay_of.get(key)
+                    if relay is None:
+                        relay = relay_of[key] = self.relays + len(self.relayed)
+                        self.relayed.append(key)
+                    self.edges.append((position, relay))
+                    self.targets.append(key)
+                    continue
+                for target in targets:
+                    if target != position:
+                        self.edges.append((position, target))
+                        self.targets.append(None)
+        for key in self.relayed:
+            relay = relay_of[key]
+            self.edges += ((relay, target) for target in by_resource[key])
+        self.nodes = self.relays + len(self.relayed)
+        self.by_resource = by_resource
+
+    def declared(self, flags: list[bool]) -> Declared:
+        found = Declared()
+        declared = zip(self.edges[: len(self.targets)], self.targets, flags, strict=False)
+        for (a, b), key, flag in declared:
+            if key is None:
+                found.instances.append((a, b, flag))
+            else:
+                found.resources.append((a, key, flag))
+        found.members = {key: self.by_resource[key] for key in self.relayed}
+        return found
