@@ -10,7 +10,7 @@ from uuid import UUID
 import asyncpg
 
 from app.errors import BadInput
-from app.graph.queries import valid_at
+from app.graph.hops import DEPENDENCIES_HOP, DEPENDENTS_HOP, hop_sql
 from app.graph.resources import (
     JSON_COLUMNS,
     KEYS_AT_VERSIONS,
@@ -31,10 +31,7 @@ class Direction(enum.Enum):
 
 
 # (the edge column matching the resource we stand on, the column of the next one)
-_HOP = {
-    Direction.DEPENDENTS: ("to_resource_id", "from_resource_id"),
-    Direction.DEPENDENCIES: ("from_resource_id", "to_resource_id"),
-}
+_HOP = {Direction.DEPENDENTS: DEPENDENTS_HOP, Direction.DEPENDENCIES: DEPENDENCIES_HOP}
 
 R = TypeVar("R")
 
@@ -68,10 +65,17 @@ async def neighbours(
             FROM {KEYS_AT_VERSIONS}
             CROSS JOIN LATERAL (SELECT $5 AND {_CONFIGURED} AS on) cfg
             CROSS JOIN LATERAL (
-                SELECT d.{far} AS id FROM resource_dependencies d
-                WHERE NOT cfg.on AND d.{near} = k.id
-                  AND {valid_at("d", "kv.state_id", "kv.serial")}
-                  AND (d.direct OR NOT $5)
+                SELECT h.id FROM {
+            hop_sql(
+                near,
+                far,
+                at="k.id",
+                state="kv.state_id",
+                serial="kv.serial",
+                direct="({e}.direct OR NOT $5)",
+                gate="NOT cfg.on",
+            )
+        } h
               UNION ALL
                 SELECT c.{far} FROM configured_edges c
                 WHERE cfg.on AND c.state_id = kv.state_id AND c.serial = kv.serial
@@ -137,15 +141,24 @@ _ROOTS = """unnest($1::uuid[], $2::uuid[]) AS k (id, version_id)
 # A configured version (migration 0029, app/configuration/edges.py) walks its own copy
 # of the edges, whose `direct` follows the configuration's references; `b.configured`
 # says which, once per root.
-_NEXT = f"""CROSS JOIN LATERAL (SELECT d.{{far}} AS id FROM resource_dependencies d
-                    WHERE NOT b.configured AND d.{{near}} = f.id AND d.direct
-                      AND {valid_at("d", "b.state_id", "b.serial")}
+_NEXT = """CROSS JOIN LATERAL (SELECT h.id FROM {declared} h
                   UNION ALL
-                    SELECT c.{{far}} FROM configured_edges c
+                    SELECT c.{far} FROM configured_edges c
                     WHERE b.configured AND c.state_id = b.state_id AND c.serial = b.serial
-                      AND c.{{near}} = f.id AND c.direct
+                      AND c.{near} = f.id AND c.direct
                     OFFSET 0) d
     WHERE NOT EXISTS (SELECT FROM unnest(b.seen) AS s (id) WHERE s.id = d.id)"""
+
+
+def _next(near: str, far: str) -> str:
+    """`_NEXT` one way."""
+    declared = hop_sql(
+        near, far, at="f.id", state="b.state_id", serial="b.serial", direct="{e}.direct",
+        gate="NOT b.configured",
+    )  # fmt: skip
+    return _NEXT.format(declared=declared, near=near, far=far)
+
+
 _WALK = rf"""bfs (root_id, state_id, serial, depth, ids, addresses, paths, seen, configured) AS (
         SELECT k.id, kv.state_id, kv.serial, 0, ARRAY[r.id], ARRAY[r.address COLLATE "C"],
                ARRAY[{_ESCAPED}], ARRAY[r.id], {_CONFIGURED}
@@ -157,7 +170,7 @@ _WALK = rf"""bfs (root_id, state_id, serial, depth, ids, addresses, paths, seen,
             SELECT array_agg(step.id) AS ids, array_agg(r.address COLLATE "C") AS addresses,
                    array_agg(step.path || E'\x01\x01' || {_ESCAPED}) AS paths
             FROM (SELECT d.id, min(f.path) AS path
-                  FROM unnest(b.ids, b.paths) AS f (id, path) {_NEXT}
+                  FROM unnest(b.ids, b.paths) AS f (id, path) {{next}}
                   GROUP BY d.id) step
             CROSS JOIN LATERAL (SELECT r.address FROM resources r
                                 WHERE r.id = step.id AND r.state_id = b.state_id OFFSET 0) r
@@ -173,7 +186,7 @@ _COUNT_WALK = f"""bfs (root_id, state_id, serial, depth, ids, seen, configured) 
                b.configured
         FROM bfs b CROSS JOIN LATERAL (
             SELECT array_agg(step.id) AS ids
-            FROM (SELECT d.id FROM unnest(b.ids) AS f (id) {_NEXT} GROUP BY d.id) step
+            FROM (SELECT d.id FROM unnest(b.ids) AS f (id) {{next}} GROUP BY d.id) step
         ) n
         WHERE n.ids IS NOT NULL
     )"""
@@ -185,7 +198,7 @@ def walk_sql(direction: Direction, *, roots: str = "true", paths: bool = True) -
     ids) at $2 (version ids) that pass `roots` (a condition on `k`, `kv`) to the end;
     without `paths`, only `bfs (root_id, state_id, serial, depth, ids, seen, configured)`."""
     near, far = _HOP[direction]
-    return (_WALK if paths else _COUNT_WALK).format(near=near, far=far, roots=roots)
+    return (_WALK if paths else _COUNT_WALK).format(roots=roots, next=_next(near, far))
 
 
 # A kept walk's key: `w` a blast_walks row, or the roots `k` at `kv` walked with $3
@@ -442,10 +455,7 @@ _BOXES = f"""
             SELECT p.of -> d.near_id::text AS near, count(*) AS n,
                 CASE WHEN count(DISTINCT d.reason) = 1 AND count(d.reason) = count(*)
                      THEN min(d.reason) END AS reason
-            FROM (SELECT d.{{near}} AS near_id, NULL::text AS reason
-                  FROM resource_dependencies d
-                  WHERE NOT cfg.on AND d.state_id = w.state_id AND d.{{far}} = f.id
-                    AND d.direct AND {{valid}}
+            FROM (SELECT h.id AS near_id, NULL::text AS reason FROM {{back}} h
                 UNION ALL
                   SELECT c.{{near}}, c.reason FROM configured_edges c
                   WHERE cfg.on AND c.state_id = w.state_id AND c.serial = w.serial
@@ -473,7 +483,11 @@ async def radius_boxes(
     """The boxes of `root`'s kept radius (walk it first: `blast_radius`) and the
     bundled edges between them; nothing when it has no kept walk."""
     near, far = _HOP[direction]
-    sql = _BOXES.format(near=near, far=far, valid=valid_at("d", "w.state_id", "w.serial"))
+    back = hop_sql(
+        far, near, at="f.id", state="w.state_id", serial="w.serial", direct="{e}.direct",
+        gate="NOT cfg.on",
+    )  # fmt: skip
+    sql = _BOXES.format(near=near, far=far, back=back)
     key = (*key_arrays([root]), direction.value, DIRECT_EDGES)
     found = await conn.fetch(sql, *key, max_depth, root_address, single_up_to, list(expanded))
     sizes = [(r["depth"], r["box"], r["n"], r["address"]) for r in found if r["far"] is None]
