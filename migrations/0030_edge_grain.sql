@@ -11,6 +11,14 @@ ALTER TABLE resource_dependencies
     ADD COLUMN kind text NOT NULL DEFAULT 'instance'
         CHECK (kind IN ('instance', 'resource', 'member'));
 
+-- A hop finds the rows through a resource in indexes of their own (app/graph/hops.py):
+-- one probe of an index that only states with such edges fill, where the edge indexes
+-- give the instance edges, so reading those costs what it did.
+CREATE INDEX resource_dependencies_resource
+    ON resource_dependencies (state_id, from_resource_id) WHERE kind = 'resource';
+CREATE INDEX resource_dependencies_member
+    ON resource_dependencies (state_id, to_resource_id) WHERE kind = 'member';
+
 -- Each state's current edges are converted where they can be: the open edges from one
 -- instance to every current instance of a resource of two or more (not its own), with
 -- one flag for them all, become one `resource` edge from the current version on (and

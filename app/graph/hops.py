@@ -33,17 +33,18 @@ def hop_sql(
     (DEPENDENTS_HOP, DEPENDENCIES_HOP): `id`, the next instance; `direct`, the edge's
     flag. `direct`: a condition on an edge row `{e}` (`{e}.direct`: only the direct
     edges); `gate`: a condition on neither (when false, no edge is read). For a LATERAL
-    join: one index probe of the edges at `at`, and one more per resource it leads to."""
+    join: one index probe of the edges at `at`, one of the small index of the rows
+    through a resource (migration 0030), and one more per resource it leads to."""
     through = _THROUGH[near]
-    return f"""(SELECT x.id, x.direct FROM resource_dependencies d
-        CROSS JOIN LATERAL (
-            SELECT d.{far} AS id, d.direct WHERE d.kind <> '{through}'
-          UNION ALL
-            SELECT e.{far}, d.direct AND e.direct FROM resource_dependencies e
-            WHERE d.kind = '{through}' AND e.{near} = d.{far} AND e.{far} <> {at}
-              AND {direct.format(e="e")} AND {valid_at("e", state, serial)}) x
-        WHERE {gate} AND d.{near} = {at} AND {direct.format(e="d")}
-          AND {valid_at("d", state, serial)})"""
+    return f"""(SELECT d.{far} AS id, d.direct FROM resource_dependencies d
+        WHERE {gate} AND d.{near} = {at} AND d.kind <> '{through}' AND {direct.format(e="d")}
+          AND {valid_at("d", state, serial)}
+      UNION ALL
+        SELECT e.{far}, d.direct AND e.direct FROM resource_dependencies d
+        JOIN resource_dependencies e ON e.state_id = d.state_id AND e.{near} = d.{far}
+        WHERE {gate} AND d.{near} = {at} AND d.kind = '{through}' AND {direct.format(e="d")}
+          AND {valid_at("d", state, serial)} AND e.{far} <> {at} AND {direct.format(e="e")}
+          AND {valid_at("e", state, serial)})"""
 
 
 def pairs_sql(state: str, serial: str) -> str:
