@@ -47,19 +47,21 @@ def declared_edges(instances: Sequence[InstanceShape]) -> Declared:
     """The edges of `instances` at their grain, with their direct flags: the edges of
     resolve_edges, the same flags as app/tfstate/reduction.py's on them."""
     by_resource: dict[str, list[int]] = {}
+    own: list[str | None] = []  # each instance's resource (none for a deposed object)
     for position, row in enumerate(instances):
         if row.deposed is None:
             key = resource_key(row.module_path, row.mode, row.type, row.name)
             by_resource.setdefault(key, []).append(position)
+            own.append(key)
+        else:
+            own.append(None)
     named: list[list[str]] = []
     irregular: set[str] = set()
-    for row in instances:
+    for row, resource in zip(instances, own, strict=True):
         found = [n for n in dict.fromkeys(named_resources(row)) if n in by_resource]
         named.append(found)
-        if row.deposed is None and found:
-            own = resource_key(row.module_path, row.mode, row.type, row.name)
-            if own in found:
-                irregular.add(own)  # an instance naming its own resource
+        if resource in found:
+            irregular.add(resource)  # an instance naming its own resource
     while True:
         graph = _Graph(instances, by_resource, named, irregular)
         reduced = Relayed(graph.nodes, graph.edges, graph.relays)

@@ -13,7 +13,7 @@ from left out (app/graph/hops.py)."""
 
 import hashlib
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from uuid import UUID
 
 import asyncpg
@@ -36,16 +36,17 @@ def resource_id(config_address: str) -> UUID:
 Rows = dict[tuple[UUID, UUID], tuple[str, bool]]
 
 
-def edge_rows(declared: Declared, row_ids: list[UUID]) -> Rows:
-    """The rows of a version's declared edges, its instances' rows being `row_ids`."""
-    rows: Rows = {(row_ids[a], row_ids[b]): (INSTANCE, flag) for a, b, flag in declared.instances}
+def edge_records(declared: Declared, row_ids: list[UUID]) -> Iterator[tuple[UUID, UUID, str, bool]]:
+    """The rows of a version's declared edges, its instances' rows being `row_ids`:
+    (from, to, kind, direct)."""
+    for a, b, flag in declared.instances:
+        yield row_ids[a], row_ids[b], INSTANCE, flag
     ids = {key: resource_id(key) for key in declared.members}
     for a, key, flag in declared.resources:
-        rows[row_ids[a], ids[key]] = (RESOURCE, flag)
+        yield row_ids[a], ids[key], RESOURCE, flag
     for key, members in declared.members.items():
         for t in members:
-            rows[ids[key], row_ids[t]] = (MEMBER, True)
-    return rows
+            yield ids[key], row_ids[t], MEMBER, True
 
 
 async def write_edges(conn: asyncpg.Connection, version_id: UUID, rows: WrittenRows) -> None:
@@ -92,9 +93,12 @@ async def write_edges(conn: asyncpg.Connection, version_id: UUID, rows: WrittenR
             ),
         )
         return
-    wanted = edge_rows(declared_edges(instances), row_ids)
-    if len(rows.new) < len(instances):  # kept rows: their edges may be open still
-        await _close_unwanted(conn, state_id, serial, wanted)
+    records = edge_records(declared_edges(instances), row_ids)
+    if len(rows.new) == len(instances):  # no kept row: no edge is open
+        await _copy_edges(conn, ((*head, *record) for record in records))
+        return
+    wanted: Rows = {(a, b): (kind, flag) for a, b, kind, flag in records}
+    await _close_unwanted(conn, state_id, serial, wanted)
     await _copy_edges(conn, ((*head, a, b, kind, flag) for (a, b), (kind, flag) in wanted.items()))
 
 
