@@ -7,17 +7,23 @@
 -- of kind `member` (from the resource's id to each instance, direct). Reads expand a
 -- `resource` edge to the members valid at the version read (app/graph/hops.py). The
 -- rows written before are `instance` edges, which they are.
-ALTER TABLE resource_dependencies
-    ADD COLUMN kind text NOT NULL DEFAULT 'instance'
-        CHECK (kind IN ('instance', 'resource', 'member'));
-
+--
 -- A hop finds the rows through a resource in indexes of their own (app/graph/hops.py):
 -- one probe of an index that only states with such edges fill, where the edge indexes
 -- give the instance edges, so reading those costs what it did.
-CREATE INDEX resource_dependencies_resource
-    ON resource_dependencies (state_id, from_resource_id) WHERE kind = 'resource';
-CREATE INDEX resource_dependencies_member
-    ON resource_dependencies (state_id, to_resource_id) WHERE kind = 'member';
+--
+-- Each statement that changes the table is an EXECUTE of its own: on a database that
+-- Citus distributes already, the text of a DDL statement goes to the workers, and a
+-- file of several statements would be refused (a constraint added with its column too).
+DO $$ BEGIN
+    EXECUTE $q$ALTER TABLE resource_dependencies ADD COLUMN kind text NOT NULL DEFAULT 'instance'$q$;
+    EXECUTE $q$ALTER TABLE resource_dependencies ADD CONSTRAINT resource_dependencies_kind
+        CHECK (kind IN ('instance', 'resource', 'member'))$q$;
+    EXECUTE $q$CREATE INDEX resource_dependencies_resource
+        ON resource_dependencies (state_id, from_resource_id) WHERE kind = 'resource'$q$;
+    EXECUTE $q$CREATE INDEX resource_dependencies_member
+        ON resource_dependencies (state_id, to_resource_id) WHERE kind = 'member'$q$;
+END $$;
 
 -- Each state's current edges are converted where they can be: the open edges from one
 -- instance to every current instance of a resource of two or more (not its own), with

@@ -17,13 +17,10 @@ from app.graph.edges import Direction, blast_radius, neighbours
 from app.graph.resources import find_resource
 from app.graph.write import edges as write_edges
 from app.graph.write import version as write_version_module
-from app.graph.write.result import WrittenRows
 from app.graph.write.version import write_version
-from app.tfstate.parse import resolve_edges
-from app.tfstate.reduction import direct_flags
 from tests.conftest import throwaway_database
-from tests.graph.states import BUILTIN, WALK_LIMITS, resource, state
-from tests.helpers.edges import instance_edges
+from tests.graph.states import WALK_LIMITS
+from tests.helpers.edges import history, instance_edges, old_edges, old_writer
 from tests.helpers.fan_in import READER, SOURCE, fan_in_state
 
 
@@ -113,76 +110,6 @@ async def test_the_next_versions_of_a_fan_in_stay_at_its_grain(conn) -> None:
     assert len(await instance_edges(conn, "fan-next", 1)) == 200 * 300
 
 
-def _history() -> list[bytes]:
-    """Versions with count and for_each resources, edges implied and not, a resource that
-    grows from one instance to two, and one on a cycle."""
-
-    def terraform_data(name: str, keys: Any = None, depends: tuple[str, ...] = ()) -> Any:
-        return resource(
-            "terraform_data",
-            name,
-            provider=BUILTIN,
-            keys=keys,
-            depends_on=[f"terraform_data.{d}" for d in depends],
-            attributes={"id": name},
-        )
-
-    first = [
-        terraform_data("net", [0, 1, 2], ("base",)),
-        terraform_data("sub", ["a", "b"], ("net",)),
-        terraform_data("app", [0, 1], ("net", "sub")),
-        terraform_data("one"),
-        terraform_data("cyc", [0, 1], ("loop",)),
-        terraform_data("loop", [0, 1], ("cyc",)),
-        terraform_data("top", None, ("app", "net", "one", "sub")),
-        terraform_data("base"),
-    ]
-    second = [*first[:3], terraform_data("one", [0, 1]), *first[4:]]
-    second[-2] = terraform_data("top", None, ("app", "net", "one"))
-    return [state(first, serial=1), state(second, serial=2)]
-
-
-async def _old_writer(conn: asyncpg.Connection, version_id: Any, rows: WrittenRows) -> None:
-    """How edges were stored before migration 0030: every edge instance to instance with
-    its flag (each version's edges anew: the same rows as sharing them)."""
-    await conn.execute(
-        """UPDATE resource_dependencies SET serial_to = $2
-           WHERE state_id = $1 AND serial_to IS NULL""",
-        rows.state_id,
-        rows.serial,
-    )
-    pairs = resolve_edges(rows.refs)
-    flags = direct_flags(len(rows.refs), pairs)
-    await conn.copy_records_to_table(
-        "resource_dependencies",
-        columns=(
-            "state_id",
-            "state_version_id",
-            "serial_from",
-            "from_resource_id",
-            "to_resource_id",
-            "direct",
-        ),
-        records=[
-            (rows.state_id, version_id, rows.serial, rows.row_ids[a], rows.row_ids[b], flag)
-            for (a, b), flag in zip(pairs, flags, strict=True)
-        ],
-    )
-
-
-async def _old_edges(conn: Any, name: str, serial: int) -> list[tuple[str, str, bool]]:
-    rows = await conn.fetch(
-        """SELECT f.address AS source, t.address AS target, d.direct
-           FROM states s JOIN resource_dependencies d ON d.state_id = s.id
-           JOIN resources f ON f.id = d.from_resource_id JOIN resources t ON t.id = d.to_resource_id
-           WHERE s.name = $1 AND d.serial_from <= $2
-             AND (d.serial_to IS NULL OR d.serial_to > $2)""",
-        name,
-        serial,
-    )
-    return sorted((r["source"], r["target"], r["direct"]) for r in rows)
-
-
 @pytest.fixture
 async def before_0030(admin_url: str) -> AsyncIterator[asyncpg.Connection]:
     async with throwaway_database(admin_url, until=29) as url:
@@ -198,13 +125,13 @@ async def test_edges_stored_instance_to_instance_are_converted_and_read_the_same
     before_0030, monkeypatch
 ) -> None:
     conn = before_0030
-    monkeypatch.setattr(write_version_module, "write_edges", _old_writer)
-    versions = _history()
+    monkeypatch.setattr(write_version_module, "write_edges", old_writer)
+    versions = history()
     for body in versions:
         await write_version(conn, "old", body, actor="test")
     fan_in = fan_in_state(40, 30)
     await write_version(conn, "old-fan", fan_in, actor="test")
-    expected = {serial: await _old_edges(conn, "old", serial) for serial in (1, 2)}
+    expected = {serial: await old_edges(conn, "old", serial) for serial in (1, 2)}
     assert len(expected[1]) > len(expected[2]) > 0
     assert await _rows(conn, "old-fan") == 40 * 30
     monkeypatch.undo()
