@@ -33,8 +33,9 @@ def hop_sql(
     (DEPENDENTS_HOP, DEPENDENCIES_HOP): `id`, the next instance; `direct`, the edge's
     flag. `direct`: a condition on an edge row `{e}` (`{e}.direct`: only the direct
     edges); `gate`: a condition on neither (when false, no edge is read). For a LATERAL
-    join: one index probe of the edges at `at`, one of the small index of the rows
-    through a resource (migration 0030), and one more per resource it leads to."""
+    join: one index probe of the edges at `at`, and one more per resource it leads to;
+    whether the state has rows through a resource at all is asked once per value of
+    `state` (an InitPlan: a state without them costs what it did before)."""
     through = _THROUGH[near]
     return f"""(SELECT d.{far} AS id, d.direct FROM resource_dependencies d
         WHERE {gate} AND d.{near} = {at} AND d.kind <> '{through}' AND {direct.format(e="d")}
@@ -42,7 +43,9 @@ def hop_sql(
       UNION ALL
         SELECT e.{far}, d.direct AND e.direct FROM resource_dependencies d
         JOIN resource_dependencies e ON e.state_id = d.state_id AND e.{near} = d.{far}
-        WHERE {gate} AND d.{near} = {at} AND d.kind = '{through}' AND {direct.format(e="d")}
+        WHERE {gate} AND EXISTS (SELECT FROM resource_dependencies g
+                                 WHERE g.state_id = {state} AND g.kind = '{through}')
+          AND d.{near} = {at} AND d.kind = '{through}' AND {direct.format(e="d")}
           AND {valid_at("d", state, serial)} AND e.{far} <> {at} AND {direct.format(e="e")}
           AND {valid_at("e", state, serial)})"""
 
