@@ -18,23 +18,46 @@ when another is. Such a resource is `irregular`, and edges to it are kept at the
 instance grain, with their own flags.
 """
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
 
 from app.tfstate.address import resource_key
 from app.tfstate.parse import InstanceShape, named_resources
 from app.tfstate.reduction import Relayed
 
 
-@dataclass
 class Declared:
     """A version's edges as stored: `instances` (from, to, direct) by positions in the
     instances; `resources` (from, resource, direct), a resource by its config address
-    (its key in `members`); `members`: each such resource's instances (positions)."""
+    (its key in `members`); `members`: each such resource's instances (positions).
+    Kept as the reduction's graph and flags (a big state's edges are many: no tuple
+    more per edge than the reduction's own)."""
 
-    instances: list[tuple[int, int, bool]] = field(default_factory=list)
-    resources: list[tuple[int, str, bool]] = field(default_factory=list)
-    members: dict[str, list[int]] = field(default_factory=dict)
+    def __init__(
+        self,
+        edges: list[tuple[int, int]],
+        flags: list[bool],
+        nodes: int,
+        relayed: list[str],
+        by_resource: dict[str, list[int]],
+    ) -> None:
+        self._edges, self._flags, self._nodes, self._relayed = edges, flags, nodes, relayed
+        self.members = {key: by_resource[key] for key in relayed}
+
+    def records(self) -> Iterator[tuple[int, int | str, bool]]:
+        """Each edge as stored: (from, to, direct), `to` a position or a resource."""
+        nodes, relayed = self._nodes, self._relayed
+        for (a, b), flag in zip(self._edges, self._flags, strict=False):
+            if a >= nodes:  # a relay's edges to its instances: the members
+                break
+            yield (a, b, flag) if b < nodes else (a, relayed[b - nodes], flag)
+
+    @property
+    def instances(self) -> list[tuple[int, int, bool]]:
+        return [(a, b, flag) for a, b, flag in self.records() if isinstance(b, int)]
+
+    @property
+    def resources(self) -> list[tuple[int, str, bool]]:
+        return [(a, b, flag) for a, b, flag in self.records() if isinstance(b, str)]
 
     def expanded(self) -> list[tuple[int, int, bool]]:
         """Every edge instance to instance (what the reads see), in no set order."""
@@ -86,8 +109,7 @@ class _Graph:
         self.relays = len(instances)
         relay_of: dict[str, int] = {}
         self.relayed: list[str] = []
-        self.edges: list[tuple[int, int]] = []
-        self.targets: list[str | None] = []  # per declared edge: its resource when relayed
+        self.edges: list[tuple[int, int]] = []  # the declared ones, then the relays'
         for position, found in enumerate(named):
             for key in found:
                 targets = by_resource[key]
@@ -97,12 +119,10 @@ class _Graph:
                         relay = relay_of[key] = self.relays + len(self.relayed)
                         self.relayed.append(key)
                     self.edges.append((position, relay))
-                    self.targets.append(key)
                     continue
                 for target in targets:
                     if target != position:
                         self.edges.append((position, target))
-                        self.targets.append(None)
         for key in self.relayed:
             relay = relay_of[key]
             self.edges += ((relay, target) for target in by_resource[key])
@@ -110,12 +130,4 @@ class _Graph:
         self.by_resource = by_resource
 
     def declared(self, flags: list[bool]) -> Declared:
-        found = Declared()
-        declared = zip(self.edges[: len(self.targets)], self.targets, flags, strict=False)
-        for (a, b), key, flag in declared:
-            if key is None:
-                found.instances.append((a, b, flag))
-            else:
-                found.resources.append((a, key, flag))
-        found.members = {key: self.by_resource[key] for key in self.relayed}
-        return found
+        return Declared(self.edges, flags, self.relays, self.relayed, self.by_resource)

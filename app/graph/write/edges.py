@@ -39,11 +39,12 @@ Rows = dict[tuple[UUID, UUID], tuple[str, bool]]
 def edge_records(declared: Declared, row_ids: list[UUID]) -> Iterator[tuple[UUID, UUID, str, bool]]:
     """The rows of a version's declared edges, its instances' rows being `row_ids`:
     (from, to, kind, direct)."""
-    for a, b, flag in declared.instances:
-        yield row_ids[a], row_ids[b], INSTANCE, flag
     ids = {key: resource_id(key) for key in declared.members}
-    for a, key, flag in declared.resources:
-        yield row_ids[a], ids[key], RESOURCE, flag
+    for a, b, flag in declared.records():
+        if isinstance(b, int):
+            yield row_ids[a], row_ids[b], INSTANCE, flag
+        else:
+            yield row_ids[a], ids[b], RESOURCE, flag
     for key, members in declared.members.items():
         for t in members:
             yield ids[key], row_ids[t], MEMBER, True
