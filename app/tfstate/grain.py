@@ -71,9 +71,11 @@ def declared_edges(instances: Sequence[InstanceShape]) -> Declared:
     resolve_edges, the same flags as app/tfstate/reduction.py's on them."""
     by_resource: dict[str, list[int]] = {}
     own: list[str | None] = []  # each instance's resource (none for a deposed object)
+    canonical: dict[str, str] = {}  # one string a resource, not one an instance
     for position, row in enumerate(instances):
         if row.deposed is None:
             key = resource_key(row.module_path, row.mode, row.type, row.name)
+            key = canonical.setdefault(key, key)
             by_resource.setdefault(key, []).append(position)
             own.append(key)
         else:
@@ -81,7 +83,11 @@ def declared_edges(instances: Sequence[InstanceShape]) -> Declared:
     named: list[list[str]] = []
     irregular: set[str] = set()
     for row, resource in zip(instances, own, strict=True):
-        found = [n for n in dict.fromkeys(named_resources(row)) if n in by_resource]
+        names = named_resources(row)
+        if all(n in by_resource for n in names) and len(set(names)) == len(names):
+            found = names  # the list itself (the usual): not a copy an instance
+        else:
+            found = [n for n in dict.fromkeys(names) if n in by_resource]
         named.append(found)
         if resource in found:
             irregular.add(resource)  # an instance naming its own resource
