@@ -19,6 +19,7 @@ from uuid import UUID
 import asyncpg
 
 from app.graph import shards
+from app.graph.hops import hop_sql, pairs_sql
 from app.graph.queries import valid_at
 from app.graph.resources import KEYS_AT_VERSIONS, ResourceKey, key_arrays, keys_at_versions
 
@@ -48,11 +49,11 @@ _CONFIGURE = f"""
     SELECT $1, $2, d.from_resource_id, d.to_resource_id,
            coalesce(x.reason, '{DECLARED}'), coalesce(x.attributes, '{{}}'),
            d.direct OR x.reason IS NOT NULL
-    FROM resource_dependencies d
+    FROM {pairs_sql("$1", "$2")} d
     JOIN addresses f ON f.id = d.from_resource_id
     JOIN addresses t ON t.id = d.to_resource_id
     LEFT JOIN refs x ON x.source = f.address AND x.target = t.address
-    WHERE {valid_at("d")} AND (d.direct OR x.reason IS NOT NULL)"""
+    WHERE d.direct OR x.reason IS NOT NULL"""
 
 
 async def configure_version(
@@ -89,14 +90,12 @@ _EDGES = """
             UNION ALL
               -- the declared edges: all of them, or in a configured version those it
               -- did not copy (neither referenced nor kept by the reduction: not direct)
-              SELECT d.{far}, '{declared}', '{{}}'::text[], d.direct AND NOT cfg.on
-              FROM resource_dependencies d
-              WHERE d.{near} = k.id AND {valid}
-                AND NOT (cfg.on AND EXISTS (
+              SELECT d.id, '{declared}', '{{}}'::text[], d.direct AND NOT cfg.on
+              FROM {hop} d
+              WHERE NOT (cfg.on AND EXISTS (
                     SELECT FROM configured_edges c
                     WHERE c.state_id = {state} AND c.serial = kv.serial
-                      AND c.from_resource_id = d.from_resource_id
-                      AND c.to_resource_id = d.to_resource_id))) e
+                      AND c.{near} = k.id AND c.{far} = d.id))) e
         JOIN resources n ON n.id = e.id AND n.state_id = {state}
         ORDER BY 2 LIMIT $3) e
     ORDER BY k.ord, e.address"""
@@ -123,7 +122,7 @@ async def reasoned_edges(
             near=near,
             far=far,
             declared=DECLARED,
-            valid=valid_at("d", at, "kv.serial"),
+            hop=hop_sql(near, far, at="k.id", state=at, serial="kv.serial"),
             state=at,
         )
         records = await conn.fetch(sql, *key_arrays(keys), limit, *shards.pinned(state))

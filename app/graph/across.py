@@ -29,6 +29,7 @@ import asyncpg
 
 from app.graph import across_steps, shards
 from app.graph.edges import Direction, check_cursor_serial, check_depth, with_beyond
+from app.graph.hops import DEPENDENCIES_HOP, DEPENDENTS_HOP, hop_sql
 from app.graph.queries import valid_at
 from app.graph.resources import RESOURCE_COLUMNS, RESOURCE_JOINS, ResourceKey, key_arrays
 from app.paging import Keyset, Page, paged_sql, pages_by_owner
@@ -43,14 +44,23 @@ _CURRENT = """CROSS JOIN LATERAL (SELECT serial FROM state_versions
 # A configured version (migration 0029) walks its configured_edges instead (see edges.py).
 _CONFIGURED = """EXISTS (SELECT FROM configured_versions cv
                         WHERE cv.state_id = f.state_id AND cv.serial = f.serial)"""
+
+
+def _declared(direction: Direction) -> str:
+    """The direct declared edges from each of `f`, in a version without a configuration."""
+    near, far = DEPENDENTS_HOP if direction is Direction.DEPENDENTS else DEPENDENCIES_HOP
+    return hop_sql(
+        near, far, at="f.id", state="f.state_id", serial="f.serial", direct="{e}.direct",
+        gate=f"NOT {_CONFIGURED}",
+    )  # fmt: skip
+
+
 # The next resources (id, state, serial) from each of `f`, with the path to the one
 # before and the one before (`src`): within its state, then to the states reading it.
 _WITHIN = {
     Direction.DEPENDENTS: f"""
         SELECT d.id, f.state_id, f.serial, f.path, f.id AS src FROM {_LEVEL}
-        CROSS JOIN LATERAL (SELECT d.from_resource_id AS id FROM resource_dependencies d
-                            WHERE d.to_resource_id = f.id AND d.direct AND NOT {_CONFIGURED}
-                              AND {valid_at("d", "f.state_id", "f.serial")}
+        CROSS JOIN LATERAL (SELECT h.id FROM {_declared(Direction.DEPENDENTS)} h
                           UNION ALL
                             SELECT c.from_resource_id FROM configured_edges c
                             WHERE c.state_id = f.state_id AND c.serial = f.serial
@@ -58,9 +68,7 @@ _WITHIN = {
                             OFFSET 0) d""",
     Direction.DEPENDENCIES: f"""
         SELECT d.id, f.state_id, f.serial, f.path, f.id AS src FROM {_LEVEL}
-        CROSS JOIN LATERAL (SELECT d.to_resource_id AS id FROM resource_dependencies d
-                            WHERE d.from_resource_id = f.id AND d.direct AND NOT {_CONFIGURED}
-                              AND {valid_at("d", "f.state_id", "f.serial")}
+        CROSS JOIN LATERAL (SELECT h.id FROM {_declared(Direction.DEPENDENCIES)} h
                           UNION ALL
                             SELECT c.to_resource_id FROM configured_edges c
                             WHERE c.state_id = f.state_id AND c.serial = f.serial

@@ -19,6 +19,7 @@ from uuid import UUID
 import asyncpg
 
 from app.graph.edges import Direction, check_cursor_serial
+from app.graph.hops import hop_sql
 from app.graph.queries import valid_at
 from app.graph.resources import ResourceKey, resource_columns
 
@@ -30,8 +31,8 @@ _WITHIN = """
     WITH cfg AS (SELECT EXISTS (SELECT FROM configured_versions cv
                                 WHERE cv.state_id = $1 AND cv.serial = $2) AS on),
     hop AS (
-        SELECT d.{far} AS id, d.{near} AS src FROM resource_dependencies d, cfg
-        WHERE NOT cfg.on AND d.{near} = ANY($3::uuid[]) AND d.direct AND {valid}
+        SELECT h.id, f.id AS src
+        FROM cfg CROSS JOIN unnest($3::uuid[]) AS f (id) CROSS JOIN LATERAL {hop} h
       UNION ALL
         SELECT c.{far}, c.{near} FROM configured_edges c, cfg
         WHERE cfg.on AND c.state_id = $1 AND c.serial = $2 AND c.{near} = ANY($3::uuid[])
@@ -57,7 +58,15 @@ _WITHIN_SQL = {
     d: _WITHIN.format(
         near=_NEAR_FAR[d][0],
         far=_NEAR_FAR[d][1],
-        valid=valid_at("d", "$1", "$2"),
+        hop=hop_sql(
+            _NEAR_FAR[d][0],
+            _NEAR_FAR[d][1],
+            at="f.id",
+            state="$1",
+            serial="$2",
+            direct="{e}.direct",
+            gate="NOT cfg.on",
+        ),
         out=_OUT[d],
     )
     for d in Direction

@@ -11,7 +11,7 @@ import asyncpg
 
 from app.errors import BadInput
 from app.graph import shards, walk_steps
-from app.graph.queries import valid_at
+from app.graph.hops import DEPENDENCIES_HOP, DEPENDENTS_HOP, hop_sql
 from app.graph.resources import (
     KEYS_AT_VERSIONS,
     ROW_COLUMNS,
@@ -33,10 +33,7 @@ class Direction(enum.Enum):
 
 
 # (the edge column matching the resource we stand on, the column of the next one)
-_HOP = {
-    Direction.DEPENDENTS: ("to_resource_id", "from_resource_id"),
-    Direction.DEPENDENCIES: ("from_resource_id", "to_resource_id"),
-}
+_HOP = {Direction.DEPENDENTS: DEPENDENTS_HOP, Direction.DEPENDENCIES: DEPENDENCIES_HOP}
 
 R = TypeVar("R")
 
@@ -74,10 +71,17 @@ async def neighbours(
                 FROM {keys_at_versions(state) if state else KEYS_AT_VERSIONS}
                 CROSS JOIN LATERAL (SELECT $5 AND {_CONFIGURED.format(state=at)} AS on) cfg
                 CROSS JOIN LATERAL (
-                    SELECT d.{far} AS id FROM resource_dependencies d
-                    WHERE NOT cfg.on AND d.{near} = k.id
-                      AND {valid_at("d", at, "kv.serial")}
-                      AND (d.direct OR NOT $5)
+                    SELECT h.id FROM {
+                hop_sql(
+                    near,
+                    far,
+                    at="k.id",
+                    state=at,
+                    serial="kv.serial",
+                    direct="({e}.direct OR NOT $5)",
+                    gate="NOT cfg.on",
+                )
+            } h
                   UNION ALL
                     SELECT c.{far} FROM configured_edges c
                     WHERE cfg.on AND c.state_id = {at} AND c.serial = kv.serial
@@ -156,15 +160,24 @@ _ROOTS = """unnest($1::uuid[], $2::uuid[]) AS k (id, version_id)
 # A configured version (migration 0029, app/configuration/edges.py) walks its own copy
 # of the edges, whose `direct` follows the configuration's references; `b.configured`
 # says which, once per root.
-_NEXT = f"""CROSS JOIN LATERAL (SELECT d.{{far}} AS id FROM resource_dependencies d
-                    WHERE NOT b.configured AND d.{{near}} = f.id AND d.direct
-                      AND {valid_at("d", "{walk_state}", "b.serial")}
+_NEXT = """CROSS JOIN LATERAL (SELECT h.id FROM {declared} h
                   UNION ALL
-                    SELECT c.{{far}} FROM configured_edges c
-                    WHERE b.configured AND c.state_id = {{walk_state}} AND c.serial = b.serial
-                      AND c.{{near}} = f.id AND c.direct
+                    SELECT c.{far} FROM configured_edges c
+                    WHERE b.configured AND c.state_id = {walk_state} AND c.serial = b.serial
+                      AND c.{near} = f.id AND c.direct
                     OFFSET 0) d
     WHERE NOT EXISTS (SELECT FROM unnest(b.seen) AS s (id) WHERE s.id = d.id)"""
+
+
+def _next(near: str, far: str, walk_state: str) -> str:
+    """`_NEXT` one way, over the edges of state `walk_state` (an expression)."""
+    declared = hop_sql(
+        near, far, at="f.id", state=walk_state, serial="b.serial", direct="{e}.direct",
+        gate="NOT b.configured",
+    )  # fmt: skip
+    return _NEXT.format(declared=declared, near=near, far=far, walk_state=walk_state)
+
+
 _WALK = rf"""bfs (root_id, state_id, serial, depth, ids, addresses, paths, seen, configured) AS (
         SELECT k.id, kv.state_id, kv.serial, 0, ARRAY[r.id], ARRAY[r.address COLLATE "C"],
                ARRAY[{_ESCAPED}], ARRAY[r.id], {_CONFIGURED}
@@ -176,7 +189,7 @@ _WALK = rf"""bfs (root_id, state_id, serial, depth, ids, addresses, paths, seen,
             SELECT array_agg(step.id) AS ids, array_agg(r.address COLLATE "C") AS addresses,
                    array_agg(step.path || E'\x01\x01' || {_ESCAPED}) AS paths
             FROM (SELECT d.id, min(f.path) AS path
-                  FROM unnest(b.ids, b.paths) AS f (id, path) {_NEXT}
+                  FROM unnest(b.ids, b.paths) AS f (id, path) {{next}}
                   GROUP BY d.id) step
             CROSS JOIN LATERAL (SELECT r.address FROM resources r
                                 WHERE r.id = step.id AND r.state_id = {{walk_state}} OFFSET 0) r
@@ -192,7 +205,7 @@ _COUNT_WALK = f"""bfs (root_id, state_id, serial, depth, ids, seen, configured) 
                b.configured
         FROM bfs b CROSS JOIN LATERAL (
             SELECT array_agg(step.id) AS ids
-            FROM (SELECT d.id FROM unnest(b.ids) AS f (id) {_NEXT} GROUP BY d.id) step
+            FROM (SELECT d.id FROM unnest(b.ids) AS f (id) {{next}} GROUP BY d.id) step
         ) n
         WHERE n.ids IS NOT NULL
     )"""
@@ -208,13 +221,13 @@ def walk_sql(
     `state`: the parameter naming the roots' state (one state, on Citus), else each
     table joins its root's."""
     near, far = _HOP[direction]
+    walk_state = state or "b.state_id"
     return (_WALK if paths else _COUNT_WALK).format(
-        near=near,
-        far=far,
         roots=roots,
+        next=_next(near, far, walk_state),
         pinned=f" AND kv.state_id = {state}" if state else "",
         state=state or "kv.state_id",
-        walk_state=state or "b.state_id",
+        walk_state=walk_state,
     )
 
 
@@ -531,10 +544,7 @@ _BOXES = f"""
             SELECT p.of -> d.near_id::text AS near, count(*) AS n,
                 CASE WHEN count(DISTINCT d.reason) = 1 AND count(d.reason) = count(*)
                      THEN min(d.reason) END AS reason
-            FROM (SELECT d.{{near}} AS near_id, NULL::text AS reason
-                  FROM resource_dependencies d
-                  WHERE NOT cfg.on AND d.state_id = {{walk}} AND d.{{far}} = f.id
-                    AND d.direct AND {{valid}}
+            FROM (SELECT h.id AS near_id, NULL::text AS reason FROM {{back}} h
                 UNION ALL
                   SELECT c.{{near}}, c.reason FROM configured_edges c
                   WHERE cfg.on AND c.state_id = {{walk}} AND c.serial = w.serial
@@ -569,10 +579,14 @@ async def radius_boxes(
             return RadiusBoxes([], [])
         state = [states[root[1]]]
     walk = "$9" if state else "w.state_id"
+    back = hop_sql(
+        far, near, at="f.id", state=walk, serial="w.serial", direct="{e}.direct",
+        gate="NOT cfg.on",
+    )  # fmt: skip
     sql = _BOXES.format(
         near=near,
         far=far,
-        valid=valid_at("d", walk, "w.serial"),
+        back=back,
         keys=keys_at_versions("$9") if state else KEYS_AT_VERSIONS,
         at="$9" if state else "kv.state_id",
         walk=walk,

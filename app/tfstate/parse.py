@@ -454,7 +454,7 @@ def resolve_edges(
         if row.deposed is None:
             key = resource_key(row.module_path, row.mode, row.type, row.name)
             by_resource.setdefault(key, []).append(position)
-    named = [_names(row) for row in instances]
+    named = [named_resources(row) for row in instances]
     if touching is None:
         sources: Iterable[int] = range(len(instances))
     else:
@@ -480,7 +480,7 @@ def resolve_edges(
     return edges
 
 
-def _names(row: InstanceShape) -> list[str]:
+def named_resources(row: InstanceShape) -> list[str]:
     """The config addresses of the resources an instance depends on (not to be changed:
     its `dependencies` list itself, when it has nothing else)."""
     if not isinstance(row.depends_on_raw, list):

@@ -35,15 +35,41 @@ def direct_flags(nodes: int, edges: Sequence[Edge]) -> list[bool]:
     table of a million slots)."""
     # Many small containers: with a parsed state alive, GC passes would walk it over and over.
     with gc_paused():
-        return _direct_flags(nodes, edges)
+        flags = _direct_flags(nodes, edges, nodes)
+    assert flags is not None  # no relays: nothing to refuse
+    return flags
 
 
-def _direct_flags(nodes: int, edges: Sequence[Edge]) -> list[bool]:
+class Relayed:
+    """The reduction of a graph whose nodes from `relays` on stand for their successors
+    (app/tfstate/grain.py): a node's edge to a relay is its edges to each of the relay's
+    successors, which have no edge to one another. The flag of an edge to a relay is
+    that of each edge it stands for, provided no relay is on a cycle (which `cyclic`
+    lists otherwise, the flags being then None)."""
+
+    def __init__(self, nodes: int, edges: Sequence[Edge], relays: int) -> None:
+        self.cyclic: list[int] = []
+        with gc_paused():
+            self.flags = _direct_flags(nodes, edges, relays, self.cyclic)
+
+
+def _direct_flags(
+    nodes: int, edges: Sequence[Edge], relays: int, cyclic: list[int] | None = None
+) -> list[bool] | None:
     successors: list[list[int]] = [[] for _ in range(nodes)]
     for a, b in edges:
         successors[a].append(b)
     component, count = _components(nodes, successors)
     del successors  # a list per node: gone before the components' lists are built
+    if relays < nodes:
+        sizes = [0] * count
+        for c in component:
+            sizes[c] += 1
+        found = [r for r in range(relays, nodes) if sizes[component[r]] > 1]
+        if found:
+            assert cyclic is not None
+            cyclic += found
+            return None
     # the components each component has an edge to (lists: a set is 216 bytes empty)
     next_components: list[list[int]] = [[] for _ in range(count)]
     for a, b in edges:
@@ -63,6 +89,12 @@ def _direct_flags(nodes: int, edges: Sequence[Edge]) -> list[bool]:
     lookup: list[list[int] | set[int]] = [
         set(targets) if len(targets) > 8 else targets for targets in next_components
     ]
+    # a relay reaches in one step what its successors do
+    for relay in range(relays, nodes):
+        through: set[int] = set()
+        for d in next_components[component[relay]]:
+            through.update(next_components[d])
+        lookup[component[relay]] = through
     return [
         (ca := component[a]) == (cb := component[b])
         or not any(cb in lookup[d] for d in next_components[ca])

@@ -21,6 +21,7 @@ from app.jsonutil import dumps
 from app.tfstate import parse_state
 from tests.conftest import corpus_files
 from tests.graph.states import resource, state
+from tests.helpers.edges import instance_edges
 from tests.helpers.histories import as_numbers, evolve, exports_as_posted, histories
 
 
@@ -56,8 +57,9 @@ async def test_unchanged_rows_and_edges_are_stored_once(conn) -> None:
                   (SELECT count(*) FROM resource_dependencies WHERE state_id = $1) AS edges""",
         second.state_id,
     )
-    # 6 instances + the one changed; 3 + 6 edges + the changed instance's 3 again
-    assert (counts["rows"], counts["edges"]) == (7, 12)
+    # 6 instances + the one changed; 3 edges to the vpc, 2 to the subnets' resource and
+    # its 3 members, + the changed instance's edge again
+    assert (counts["rows"], counts["edges"]) == (7, 9)
     event = await conn.fetchval(
         "SELECT detail FROM events WHERE serial = 2 AND state_name = 'shared'"
     )
@@ -67,13 +69,8 @@ async def test_unchanged_rows_and_edges_are_stored_once(conn) -> None:
     document["resources"][0]["instances"].append({"schema_version": 0, "index_key": 1})
     document["resources"][0]["instances"][0]["index_key"] = 0
     await write_version(conn, "shared", dumps(document), actor="test")
-    open_edges = await conn.fetch(
-        """SELECT f.address AS source, t.address AS target FROM resource_dependencies d
-           JOIN resources f ON f.id = d.from_resource_id JOIN resources t ON t.id = d.to_resource_id
-           WHERE d.state_id = $1 AND d.serial_to IS NULL""",
-        second.state_id,
-    )
-    assert {(e["source"], e["target"]) for e in open_edges} == {
+    open_edges = await instance_edges(conn, "shared")
+    assert {(source, target) for source, target, _ in open_edges} == {
         *((f"aws_subnet.a[{i}]", f"aws_vpc.main[{k}]") for i in range(3) for k in range(2)),
         *((f'aws_instance.web["{k}"]', f"aws_subnet.a[{i}]") for k in "xy" for i in range(3)),
     }
@@ -144,15 +141,7 @@ def _same(a: Any, b: Any) -> bool:
 
 async def _open_edges(conn: Any, name: str) -> list[tuple[str, str, bool]]:
     """The current version's edges by address, with their direct flag."""
-    rows = await conn.fetch(
-        """SELECT f.address AS source, t.address AS target, d.direct FROM states s
-           JOIN resource_dependencies d ON d.state_id = s.id AND d.serial_to IS NULL
-           JOIN resources f ON f.state_id = s.id AND f.id = d.from_resource_id
-           JOIN resources t ON t.state_id = s.id AND t.id = d.to_resource_id
-           WHERE s.name = $1""",
-        name,
-    )
-    return sorted((r["source"], r["target"], r["direct"]) for r in rows)
+    return await instance_edges(conn, name)
 
 
 @pytest.mark.parametrize(

@@ -126,29 +126,109 @@ async def test_the_radius_is_the_declared_closure_at_its_shortest_direct_depths(
             )
         }
         root = T + data.draw(st.sampled_from(sorted(depends)))
-        for direction in Direction:
-            expected, reduced = _expected(declared, root, direction)
-            for max_depth in (None, limit):
-                page = (
-                    await blast_radius(
-                        conn,
-                        [ids[root]],
-                        direction,
-                        limits=WALK_LIMITS,
-                        max_depth=max_depth,
-                        first=1000,
+        await _assert_radius(conn, declared, ids, root, limit)
+
+
+async def _assert_radius(
+    conn: object, declared: nx.DiGraph, ids: dict[str, tuple], root: str, limit: int
+) -> None:
+    """The root's radius both ways, whole and within `limit`, is the declared closure at
+    the reduction's shortest depths, with paths over it."""
+    for direction in Direction:
+        expected, reduced = _expected(declared, root, direction)
+        for max_depth in (None, limit):
+            page = (
+                await blast_radius(
+                    conn,  # type: ignore[arg-type]
+                    [ids[root]],
+                    direction,
+                    limits=WALK_LIMITS,
+                    max_depth=max_depth,
+                    first=1000,
+                )
+            ).get(ids[root])
+            rows = [
+                (r["address"], r["depth"], path_addresses(r["path"]))
+                for r in (page.rows if page else [])
+            ]
+            within = {m: d for m, d in expected.items() if max_depth is None or d <= max_depth}
+            assert {a: d for a, d, _ in rows} == within
+            assert len(rows) == len(within)  # each once
+            total, beyond = (page.total, page.beyond) if page else (0, 0)
+            assert (total, total + beyond) == (len(within), len(expected))
+            _check_paths(reduced, rows, root)
+
+
+Keys = dict[str, list[int] | list[str] | None]  # each resource's instance keys (None: one)
+
+
+@st.composite
+def instance_keys(draw: st.DrawFn, names: list[str]) -> Keys:
+    """Count (ints) or for_each (strings) instances, or a single one, per resource."""
+    shapes = st.sampled_from([None, [0], [0, 1], [0, 1, 2], ["a"], ["a", "b"], ["a", "b", "c"]])
+    return {n: draw(shapes) for n in names}
+
+
+def _instances(name: str, keys: Keys) -> list[str]:
+    found = keys[name]
+    if found is None:
+        return [T + name]
+    return [T + name + (f"[{k}]" if isinstance(k, int) else f'["{k}"]') for k in found]
+
+
+def _instance_graph(depends: Graph, keys: Keys) -> nx.DiGraph:
+    """Each instance's edges to every instance of each resource it declares (itself
+    left out): the edges a dependency list stands for."""
+    graph = nx.DiGraph()
+    for n, ds in depends.items():
+        for a in _instances(n, keys):
+            graph.add_node(a)
+            graph.add_edges_from((a, b) for d in ds for b in _instances(d, keys) if b != a)
+    return graph
+
+
+@given(
+    versions=st.lists(st.tuples(graphs(NAMES), instance_keys(NAMES)), min_size=1, max_size=2),
+    limit=st.integers(1, 4),
+    data=st.data(),
+)
+@settings(
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+async def test_with_count_and_for_each_the_radius_is_the_closure_of_the_instance_edges(
+    pool, versions, limit, data
+) -> None:
+    """Declared edges name resources: stored at that grain, read as edges to each of the
+    resource's instances (those of the version read)."""
+    name = f"closure-keyed/{uuid.uuid4()}"
+    async with pool.acquire() as conn:
+        for serial, (depends, keys) in enumerate(versions, start=1):
+            body = state(
+                [
+                    resource(
+                        "terraform_data",
+                        n,
+                        provider=BUILTIN,
+                        keys=keys[n],
+                        attributes={"id": f"ident-{n}"},  # unchanged rows are kept
+                        depends_on=[T + d for d in sorted(ds)],
                     )
-                ).get(ids[root])
-                rows = [
-                    (r["address"], r["depth"], path_addresses(r["path"]))
-                    for r in (page.rows if page else [])
-                ]
-                within = {m: d for m, d in expected.items() if max_depth is None or d <= max_depth}
-                assert {a: d for a, d, _ in rows} == within
-                assert len(rows) == len(within)  # each once
-                total, beyond = (page.total, page.beyond) if page else (0, 0)
-                assert (total, total + beyond) == (len(within), len(expected))
-                _check_paths(reduced, rows, root)
+                    for n, ds in depends.items()
+                ],
+                serial=serial,
+            )
+            written = await write_version(conn, name, body, actor="test")
+        declared = _instance_graph(depends, keys)
+        ids = {
+            r["address"]: (r["id"], written.version_id)
+            for r in await conn.fetch(
+                """SELECT id, address FROM resources
+                   WHERE state_id = $1 AND serial_to IS NULL""",
+                written.state_id,
+            )
+        }
+        root = data.draw(st.sampled_from(sorted(declared)))
+        await _assert_radius(conn, declared, ids, root, limit)
 
 
 @given(

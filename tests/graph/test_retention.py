@@ -67,8 +67,9 @@ async def test_keep_last_prunes_older_versions_and_the_rest_export_as_posted(con
     after = await row_counts(conn)
     removed = (pruned[0].resources, pruned[0].edges, pruned[0].outputs)
     assert tuple(b - a for b, a in zip(before, after, strict=True)) == removed
-    # web["x"] of serial 1, the eip and its edges went; the output of serial 1 stays
-    assert removed == (2, 5, 0)
+    # web["x"] of serial 1 and its edge to the subnets, the eip, its edge to web and
+    # web's two members went; the output of serial 1 stays
+    assert removed == (2, 4, 0)
     # the vpc was written at serial 1 and is held by both remaining versions: it stays,
     # and names the version that wrote it
     vpc = await conn.fetchrow(
@@ -79,7 +80,7 @@ async def test_keep_last_prunes_older_versions_and_the_rest_export_as_posted(con
     assert event["actor"] == "ops"
     assert event["detail"]["serials"] == [1, 2, 3, 4]
     # each pruned version's body was one small chunk of its own
-    assert event["detail"]["removed"] == {"resources": 2, "edges": 5, "outputs": 0, "chunks": 4}
+    assert event["detail"]["removed"] == {"resources": 2, "edges": 4, "outputs": 0, "chunks": 4}
 
     # again: nothing left to prune, no event
     assert await prune(conn, state_glob="net", keep_last=2, keep_days=None, actor="ops") == []

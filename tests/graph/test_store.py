@@ -20,6 +20,7 @@ from app.tfstate.stream import NotStreamable
 from bench.generate import generate_state
 from tests.conftest import corpus_files
 from tests.graph.states import resource, state
+from tests.helpers.edges import instance_edges
 from tests.helpers.histories import as_numbers
 from tests.strategies import states
 
@@ -138,12 +139,8 @@ async def test_edges_follow_dependencies_to_every_instance(conn) -> None:
         ],
     }
     await write_version(conn, "s", json.dumps(doc).encode(), actor="test")
-    edges = await conn.fetch(
-        """SELECT f.address AS source, t.address AS target FROM resource_dependencies d
-           JOIN resources f ON f.id = d.from_resource_id JOIN resources t ON t.id = d.to_resource_id
-           ORDER BY 1, 2"""
-    )
-    assert [tuple(e) for e in edges] == [
+    edges = [(source, target) for source, target, _ in await instance_edges(conn, "s")]
+    assert edges == [
         ("data.t.c", 'module.m["x"].t.b'),
         ('module.m["x"].t.b', "t.a[0]"),
         ('module.m["x"].t.b', "t.a[1]"),

@@ -14,6 +14,7 @@ from app.errors import BadInput, Conflict, StalePlan
 from app.iac import service
 from app.iac.plan import Plan
 from app.jsonutil import dumps, loads
+from tests.helpers.edges import instance_edges
 
 HEADER = {"kind": "header", "system": "crm", "version": 1}
 CONTACTS = {
@@ -136,15 +137,7 @@ async def test_each_apply_is_a_graph_version_with_reference_edges(conn, crm) -> 
         )
     }
     assert addresses["contacts.email"] == "column" and addresses["contacts"] == "table"
-    edges = {
-        (r["a"], r["b"])
-        for r in await conn.fetch(
-            """SELECT f.address AS a, t.address AS b FROM resource_dependencies d
-               JOIN resources f ON f.id = d.from_resource_id
-               JOIN resources t ON t.id = d.to_resource_id WHERE d.state_version_id = $1""",
-            version["id"],
-        )
-    }
+    edges = {(a, b) for a, b, _ in await instance_edges(conn, "iac:crm/crm")}
     assert {
         ("contacts.email", "contacts"),
         ("contacts.adults", "contacts.email"),

@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from tests.backend.helpers import events, versions
+from tests.helpers.edges import instance_edges
 from tests.terraform.conftest import PASSWORD, PREFIXES, USERNAME
 from tests.terraform.harness import Backend, Terraform
 
@@ -54,12 +55,7 @@ async def test_init_and_apply_store_the_state_as_a_graph(network, backend, pool)
         )
         assert {r["address"] for r in rows} == ADDRESSES
         assert await _output(conn, serial, "vpc_name") == "vpc-staging"
-        edges = await conn.fetch(
-            """SELECT f.address AS source, t.address AS target FROM resource_dependencies d
-               JOIN resources f ON f.id = d.from_resource_id
-               JOIN resources t ON t.id = d.to_resource_id"""
-        )
-        pairs = {(e["source"], e["target"]) for e in edges}
+        pairs = {(source, target) for source, target, _ in await instance_edges(conn, STATE)}
         assert ("terraform_data.subnet[1]", "terraform_data.vpc") in pairs
         assert ('terraform_data.route["a"]', 'module.zone["a"].terraform_data.gateway') in pairs
         log = await events(conn, STATE)

@@ -1,45 +1,76 @@
-"""A new version's dependency edges: those touching closed rows closed, those touching
-new rows inserted (COPY), each with its `direct` flag, and kept edges whose flag the new
-graph changes written anew."""
+"""A new version's dependency edges, at the grain they are declared
+(app/tfstate/grain.py, migration 0030): those touching closed rows closed, the new
+version's inserted (COPY), each with its `direct` flag.
 
+A row of resource_dependencies is one of (`kind`):
+- `instance`: an instance's edge to an instance;
+- `resource`: an instance's edge to a resource of two instances or more, whose row ids
+  are those of its `member` rows: `to_resource_id` is the resource's id (resource_id);
+- `member`: a resource (`from_resource_id`, its id) to one of its instances (always
+  direct: the flag is its `resource` edges').
+Reads expand a `resource` edge to its members at the version read, the instance it is
+from left out (app/graph/hops.py)."""
+
+import hashlib
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from uuid import UUID
 
 import asyncpg
 
 from app.graph.write.result import WrittenRows
-from app.tfstate.parse import resolve_edges
-from app.tfstate.reduction import direct_edges, direct_flags
+from app.tfstate.grain import Declared, declared_edges
 
 EDGE_BATCH = 10_000  # edge records built and copied at a time
 
+INSTANCE, RESOURCE, MEMBER = "instance", "resource", "member"
+
+
+def resource_id(config_address: str) -> UUID:
+    """The id a resource's edges and members name it by: its config address hashed
+    (migration 0030 computes it in SQL: md5('resource ' || address)::uuid)."""
+    return UUID(hashlib.md5(f"resource {config_address}".encode()).hexdigest())
+
+
+# an edge row's key (from, to), and its kind and flag
+Rows = dict[tuple[UUID, UUID], tuple[str, bool]]
+
+
+def edge_records(declared: Declared, row_ids: list[UUID]) -> Iterator[tuple[UUID, UUID, str, bool]]:
+    """The rows of a version's declared edges, its instances' rows being `row_ids`:
+    (from, to, kind, direct)."""
+    ids = {key: resource_id(key) for key in declared.members}
+    for a, b, flag in declared.records():
+        if isinstance(b, int):
+            yield row_ids[a], row_ids[b], INSTANCE, flag
+        else:
+            yield row_ids[a], ids[b], RESOURCE, flag
+    for key, members in declared.members.items():
+        for t in members:
+            yield ids[key], row_ids[t], MEMBER, True
+
 
 async def write_edges(conn: asyncpg.Connection, version_id: UUID, rows: WrittenRows) -> None:
-    """Close the edges touching closed rows, insert those touching new rows, with their
-    `direct` flag (app/tfstate/reduction.py).
+    """Close the edges touching closed rows, and write the new version's.
 
-    An edge between two kept rows is kept too: a kept row has the same dependencies,
-    and a kept target is the same instance of the same resource.
+    An edge between kept rows (or a kept row and a resource) is kept: a kept row has the
+    same dependencies, and a kept target is the same instance of the same resource.
 
     With `rows.successors` (each closed row's new row at its address, with its
     dependencies: no instance added or removed) the edges are those closed, to and from
-    the successors. Otherwise, directness depends only on which instances depend on
-    which: when the edges a write closes and inserts join the same addresses (an
-    attribute changed), each new edge takes the flag of the one it replaces. Otherwise
-    the whole graph's flags are computed again, and a kept edge whose flag changed is
-    closed and written anew.
+    the successors. Otherwise the new version's edges and flags are computed, and those
+    still open compared with them: what differs is closed, or inserted.
     """
     state_id, serial, instances, row_ids = rows.state_id, rows.serial, rows.refs, rows.row_ids
-    new_positions, closed, successors = set(rows.new), rows.closed, rows.successors
-    if not closed and not new_positions:
+    closed, successors = rows.closed, rows.successors
+    if not closed and not rows.new:
         return
     closed_edges = (
         await conn.fetch(
             """UPDATE resource_dependencies SET serial_to = $2
                WHERE state_id = $1 AND serial_to IS NULL
                  AND (from_resource_id = ANY($3::uuid[]) OR to_resource_id = ANY($3::uuid[]))
-               RETURNING from_resource_id, to_resource_id, direct""",
+               RETURNING from_resource_id, to_resource_id, kind, direct""",
             state_id,
             serial,
             list(closed),
@@ -47,56 +78,63 @@ async def write_edges(conn: asyncpg.Connection, version_id: UUID, rows: WrittenR
         if closed
         else []
     )
-    records: list[tuple[object, ...]] = []
+    head = (state_id, version_id, serial)
     if successors is not None:
-        for r in closed_edges:
-            ends = (r["from_resource_id"], r["to_resource_id"])
-            from_id, to_id = (successors.get(end, end) for end in ends)
-            records.append((state_id, version_id, serial, from_id, to_id, r["direct"]))
-        await _copy_edges(conn, records)
-        return
-    every_row_new = len(new_positions) == len(instances)
-    pairs = resolve_edges(instances, touching=None if every_row_new else new_positions)
-    if not every_row_new:
-        address_of = dict(zip(row_ids, (row.address for row in instances), strict=True))
-        address_of.update(closed)
-        replaced = {
-            (address_of[r["from_resource_id"]], address_of[r["to_resource_id"]]): r["direct"]
-            for r in closed_edges
-        }
-        by_address = {(instances[a].address, instances[b].address): (a, b) for a, b in pairs}
-        if by_address.keys() == replaced.keys():
-            for key, (a, b) in by_address.items():
-                records.append(
-                    (state_id, version_id, serial, row_ids[a], row_ids[b], replaced[key])
-                )
-            await _copy_edges(conn, records)
-            return
-    if every_row_new:
-        flags = direct_flags(len(instances), pairs)
         await _copy_edges(
             conn,
             (
-                (state_id, version_id, serial, row_ids[a], row_ids[b], flag)
-                for (a, b), flag in zip(pairs, flags, strict=True)
+                (
+                    *head,
+                    successors.get(r["from_resource_id"], r["from_resource_id"]),
+                    successors.get(r["to_resource_id"], r["to_resource_id"]),
+                    r["kind"],
+                    r["direct"],
+                )
+                for r in closed_edges
             ),
         )
         return
-    direct = direct_edges(len(instances), resolve_edges(instances))
-    records += await _flip_kept_edges(conn, state_id, version_id, serial, row_ids, direct)
-    await _copy_edges(
-        conn,
-        records,
-        (
-            (state_id, version_id, serial, row_ids[a], row_ids[b], (a, b) in direct)
-            for a, b in pairs
-        ),
-    )
+    records = edge_records(declared_edges(instances), row_ids)
+    if len(rows.new) == len(instances):  # no kept row: no edge is open
+        await _copy_edges(conn, ((*head, *record) for record in records))
+        return
+    wanted: Rows = {(a, b): (kind, flag) for a, b, kind, flag in records}
+    await _close_unwanted(conn, state_id, serial, wanted)
+    await _copy_edges(conn, ((*head, a, b, kind, flag) for (a, b), (kind, flag) in wanted.items()))
 
 
-async def _copy_edges(conn: asyncpg.Connection, *records: Iterable[tuple[object, ...]]) -> None:
+async def _close_unwanted(
+    conn: asyncpg.Connection, state_id: UUID, serial: int, wanted: Rows
+) -> None:
+    """Of the edges still open, those `wanted` (same ends and flag) are kept (and taken
+    out of `wanted`); the others are closed."""
+    unwanted: list[tuple[UUID, UUID]] = []
+    for r in await conn.fetch(
+        """SELECT from_resource_id, to_resource_id, kind, direct FROM resource_dependencies
+           WHERE state_id = $1 AND serial_to IS NULL""",
+        state_id,
+    ):
+        key = (r["from_resource_id"], r["to_resource_id"])
+        if wanted.get(key) == (r["kind"], r["direct"]):
+            del wanted[key]
+        else:
+            unwanted.append(key)
+    if unwanted:
+        await conn.execute(
+            """UPDATE resource_dependencies d SET serial_to = $2
+               FROM unnest($3::uuid[], $4::uuid[]) AS f (from_id, to_id)
+               WHERE d.state_id = $1 AND d.serial_to IS NULL
+                 AND d.from_resource_id = f.from_id AND d.to_resource_id = f.to_id""",
+            state_id,
+            serial,
+            [f for f, _ in unwanted],
+            [t for _, t in unwanted],
+        )
+
+
+async def _copy_edges(conn: asyncpg.Connection, records: Iterable[tuple[object, ...]]) -> None:
     """COPY the edge records, a batch at a time (a big state has hundreds of thousands)."""
-    rest = itertools.chain(*records)
+    rest = iter(records)
     while batch := list(itertools.islice(rest, EDGE_BATCH)):
         await conn.copy_records_to_table(
             "resource_dependencies",
@@ -106,42 +144,8 @@ async def _copy_edges(conn: asyncpg.Connection, *records: Iterable[tuple[object,
                 "serial_from",
                 "from_resource_id",
                 "to_resource_id",
+                "kind",
                 "direct",
             ),
             records=batch,
         )
-
-
-async def _flip_kept_edges(
-    conn: asyncpg.Connection,
-    state_id: UUID,
-    version_id: UUID,
-    serial: int,
-    row_ids: list[UUID],
-    direct: set[tuple[int, int]],
-) -> list[tuple[object, ...]]:
-    """Close the still-open edges whose `direct` flag the new graph changes; the records
-    of their successors."""
-    position_of = {row_id: position for position, row_id in enumerate(row_ids)}
-    flipped = [
-        (r["from_resource_id"], r["to_resource_id"], not r["direct"])
-        for r in await conn.fetch(
-            """SELECT from_resource_id, to_resource_id, direct FROM resource_dependencies
-               WHERE state_id = $1 AND serial_to IS NULL""",
-            state_id,
-        )
-        if ((position_of[r["from_resource_id"]], position_of[r["to_resource_id"]]) in direct)
-        != r["direct"]
-    ]
-    if flipped:
-        await conn.execute(
-            """UPDATE resource_dependencies d SET serial_to = $2
-               FROM unnest($3::uuid[], $4::uuid[]) AS f (from_id, to_id)
-               WHERE d.state_id = $1 AND d.serial_to IS NULL
-                 AND d.from_resource_id = f.from_id AND d.to_resource_id = f.to_id""",
-            state_id,
-            serial,
-            [f for f, _, _ in flipped],
-            [t for _, t, _ in flipped],
-        )
-    return [(state_id, version_id, serial, f, t, flag) for f, t, flag in flipped]

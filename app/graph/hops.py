@@ -1,0 +1,64 @@
+"""One hop over the declared edges, instance to instance, in SQL: what every read of
+resource_dependencies goes through (walks, neighbours, boxes, configured copies).
+
+Edges are stored at the grain they are declared (app/graph/write/edges.py): an edge to
+a resource of several instances is one `resource` row, its instances its `member` rows.
+A hop from an instance takes its `instance` edges as they are, and a `resource` edge
+to each member of the resource at the version read, but the instance it stands on
+(forwards); backwards, a `member` row leads to the resource's `resource` edges, whose
+instances depend on this one. The flag of a hop through a resource is its `resource`
+edge's (members are direct)."""
+
+from app.graph.queries import valid_at
+
+# (the edge column of the instance stood on, the column of the next one), by direction
+# value; and the kind of row whose far end is a resource
+DEPENDENTS_HOP = ("to_resource_id", "from_resource_id")
+DEPENDENCIES_HOP = ("from_resource_id", "to_resource_id")
+_THROUGH = {"to_resource_id": "member", "from_resource_id": "resource"}
+
+
+def hop_sql(
+    near: str,
+    far: str,
+    *,
+    at: str,
+    state: str,
+    serial: str,
+    direct: str = "true",
+    gate: str = "true",
+) -> str:
+    """A subquery of the instances one declared edge from the instance `at` (an id
+    expression) of state `state` at serial `serial`, `near`, `far` the edge columns
+    (DEPENDENTS_HOP, DEPENDENCIES_HOP): `id`, the next instance; `direct`, the edge's
+    flag. `direct`: a condition on an edge row `{e}` (`{e}.direct`: only the direct
+    edges); `gate`: a condition on neither (when false, no edge is read). For a LATERAL
+    join: one index probe of the edges at `at`, and one more per resource it leads to;
+    whether the state has rows through a resource at all is asked once per value of
+    `state` (an InitPlan: a state without them costs what it did before)."""
+    through = _THROUGH[near]
+    return f"""(SELECT d.{far} AS id, d.direct FROM resource_dependencies d
+        WHERE {gate} AND d.{near} = {at} AND d.kind <> '{through}' AND {direct.format(e="d")}
+          AND {valid_at("d", state, serial)}
+      UNION ALL
+        SELECT e.{far}, d.direct AND e.direct FROM resource_dependencies d
+        JOIN resource_dependencies e ON e.state_id = d.state_id AND e.{near} = d.{far}
+        WHERE {gate} AND EXISTS (SELECT FROM resource_dependencies g
+                                 WHERE g.state_id = {state} AND g.kind = '{through}')
+          AND d.{near} = {at} AND d.kind = '{through}' AND {direct.format(e="d")}
+          AND {valid_at("d", state, serial)} AND e.{far} <> {at} AND {direct.format(e="e")}
+          AND {valid_at("e", state, serial)})"""
+
+
+def pairs_sql(state: str, serial: str) -> str:
+    """A subquery of every declared edge instance to instance of state `state` at serial
+    `serial`: `from_resource_id`, `to_resource_id`, `direct`."""
+    return f"""(SELECT d.from_resource_id, d.to_resource_id, d.direct
+        FROM resource_dependencies d
+        WHERE d.kind = 'instance' AND {valid_at("d", state, serial)}
+      UNION ALL
+        SELECT d.from_resource_id, m.to_resource_id, d.direct
+        FROM resource_dependencies d JOIN resource_dependencies m
+          ON m.state_id = d.state_id AND m.from_resource_id = d.to_resource_id
+        WHERE d.kind = 'resource' AND {valid_at("d", state, serial)}
+          AND {valid_at("m", state, serial)} AND m.to_resource_id <> d.from_resource_id)"""
