@@ -1380,3 +1380,6 @@ GROUPS["concurrent"] = (two_imports_case,)
 from bench.peer import peer_cases  # noqa: E402
 
 GROUPS["peer"] = (peer_cases,)
+from bench.grouped_radius import dashboard_grouped_radius_case  # noqa: E402
+
+GROUPS["dashboard"] = (*DASHBOARD_GROUP, dashboard_grouped_radius_case)

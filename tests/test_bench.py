@@ -51,6 +51,7 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
         "dashboard overview",
         "dashboard resource",
         "dashboard states map",
+        "dashboard grouped radius",
         "cross-state blast radius",
         "cost model",
         "webhooks, queue",
@@ -78,6 +79,7 @@ async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url:
             "dashboard overview",
             "dashboard resource",
             "dashboard states map",
+            "dashboard grouped radius",
             "webhooks, drain",
         )
         assert (result.baseline_s is None) == (result.case in absolute)

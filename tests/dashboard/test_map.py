@@ -6,7 +6,6 @@ and only the links between states the token may read."""
 
 import html as markup
 import re
-import time
 
 import asyncpg
 
@@ -78,7 +77,7 @@ async def test_fifty_states_in_columns_of_link_depth_with_stale_consumers_marked
     assert all(">serial 2<" in r and ">endpoint</code>" in r for *_, r in rows)
 
 
-async def test_the_map_runs_as_many_statements_and_stays_fast(
+async def test_the_map_runs_as_many_statements_at_any_size(
     client, conn: asyncpg.Connection, statements
 ) -> None:
     await _write_estate(conn, estate(20))
@@ -89,13 +88,8 @@ async def test_the_map_runs_as_many_statements_and_stays_fast(
     statements.statements.clear()
     await page(client, "/ui/map")
     assert len(statements.statements) == small == 3  # as docs/dashboard.md says
-    took = []
-    for _ in range(5):
-        started = time.perf_counter()
-        html = await page(client, "/ui/map")
-        took.append(time.perf_counter() - started)
-    assert html.count('class="node state') == 50
-    assert min(took) < 0.3, took  # the server's time: the client is in this process
+    html = await page(client, "/ui/map")
+    assert html.count('class="node state') == 50  # its time: bench --only map
 
 
 async def test_a_read_token_sees_only_links_between_its_states(

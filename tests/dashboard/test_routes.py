@@ -4,7 +4,6 @@ sensitive values masked, a fixed number of SQL statements whatever it holds."""
 import html as markup
 import json
 import re
-import time
 from typing import Any
 
 import asyncpg
@@ -280,9 +279,7 @@ async def test_each_page_runs_as_many_statements_small_or_big(
     assert await count() == small == [6, 6, 6, 5, 3, 2]  # as README's "Dashboard" says
 
 
-async def test_a_500_member_radius_renders_grouped_within_300_ms(
-    client, conn: asyncpg.Connection
-) -> None:
+async def test_a_500_member_radius_renders_grouped(client, conn: asyncpg.Connection) -> None:
     """Three depths of counted resources, each instance depending on every instance of
     the group before it (as depends_on on a counted resource makes): 500 members,
     38,000 edges, four groups."""
@@ -298,11 +295,7 @@ async def test_a_500_member_radius_renders_grouped_within_300_ms(
     await write_version(conn, "big", document, actor="ci")
     params = {"state": "big", "address": "aws_vpc.main"}
     await page(client, "/ui/resource", params)  # the first view walks the radius and keeps it
-    took = []
-    for _ in range(3):
-        started = time.perf_counter()
-        html = await page(client, "/ui/resource", params)
-        took.append(time.perf_counter() - started)
+    html = await page(client, "/ui/resource", params)  # its time: bench --only dashboard
     assert "<b>500</b> resources depend on it" in html
     groups = re.findall(r'data-group="([^"]+)" data-members="(\d+)"', html)
     assert groups == [
@@ -311,7 +304,6 @@ async def test_a_500_member_radius_renders_grouped_within_300_ms(
         ("aws_instance.web", "150"),
         ("aws_eip.ip", "150"),
     ]
-    assert min(took) < 0.3, took  # the server's time: the client is in this process
 
 
 async def test_policies_page_lists_open_violations_by_state_linked_to_resources(
