@@ -425,6 +425,8 @@ ROUTES: dict[str, Call] = {
 # lists: tests/dashboard/test_access.py)
 WEBSOCKETS = {
     "/graphql": "tests/api/test_subscriptions.py (connection_init tokens)",
+    # the same GraphQL app, under /ui/ where a browser sends the dashboard's login
+    "/ui/live": "tests/dashboard/test_map_browser.py (a page's live updates)",
     "Subscription.events": "tests/api/test_subscriptions.py (a read token's events)",
 }
 
