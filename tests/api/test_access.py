@@ -414,6 +414,7 @@ ROUTES: dict[str, Call] = {
     ),
     "GET /ui/inventory": Call("GET", lambda p: "/ui/inventory", Need.ANY),
     "GET /ui/iac": Call("GET", lambda p: "/ui/iac", Need.ANY),
+    "GET /ui/map": Call("GET", lambda p: "/ui/map", Need.ANY),
     "GET /ui/webhooks": Call("GET", lambda p: "/ui/webhooks", Need.ADMIN),
     "GET /ui/policies": Call("GET", lambda p: "/ui/policies", Need.ADMIN),
     "GET /ui/plan": Call("GET", lambda p: f"/ui/plan?id={ABSENT}", Need.ANY),
