@@ -213,8 +213,9 @@ class _TypeOf:
             return True
         if self.is_type_of(value, None) is not True:
             return False
-        if not hasattr(kind, _CAST) and isinstance(getattr(value, "__dict__", None), dict):
-            self.accepted.add(kind)
+        attributes = getattr(value, "__dict__", None)
+        if isinstance(attributes, dict) and getattr(value, _CAST, None) is None:
+            self.accepted.add(kind)  # accepted as its class, not as cast
         return True
 
 
