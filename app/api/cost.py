@@ -256,9 +256,10 @@ def _size(value: Any) -> int:
     if kind is str:
         return len(value) + 2
     if kind is list or kind is tuple:
-        if all(type(item) is str for item in value):
-            return sum(map(len, value)) + 3 * len(value) + 2
-        return _encoded_size(value)
+        try:  # strings (join refuses anything else): their lengths, quotes and commas
+            return len("".join(value)) + 3 * len(value) + 2
+        except TypeError:
+            return _encoded_size(value)
     if kind is dict:
         return _encoded_size(value)
     return 8
@@ -308,16 +309,30 @@ class Meter:
             if seen is None:
                 seen = self._seen[id(value)] = (value, _size(value))
             size = seen[1]
+            self.used += size
             if kind is not dict:
-                _measure(self._lengths, coordinate, len(value))
-                size //= len(value) or 1
-            self.used += seen[1]
+                length = len(value)
+                _measure(self._lengths, coordinate, length)
+                if length:
+                    size //= length
         elif value is None:
             return
         else:
             size = _size(value)
             self.used += size
         _measure(self._measured, coordinate, size)
+        if self.used > self.limit:
+            raise self._refuse()
+
+    def charge_strings(self, coordinate: str, count: int, length: int) -> None:
+        """Count a list of `count` strings of `length` characters in all, of the field
+        `coordinate`: as `charge` counts it."""
+        if self.over:
+            raise self._refuse()
+        size = length + 3 * count + 2
+        self.used += size
+        _measure(self._lengths, coordinate, count)
+        _measure(self._measured, coordinate, size // count if count else size)
         if self.used > self.limit:
             raise self._refuse()
 

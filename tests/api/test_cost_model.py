@@ -74,3 +74,25 @@ def test_a_bucket_never_pays_more_than_it_refilled(steps: list[tuple[float, int]
         budgets.charge("t", units, now)
         paid += units
         assert paid <= 1_000 + now * 100
+
+
+@given(st.lists(st.lists(st.text(max_size=20), max_size=8), max_size=80), st.integers(1, 4_000))
+def test_strings_counted_by_their_join_as_a_list_is_counted(
+    lists: list[list[str]], limit: int
+) -> None:
+    """A list of strings counted from its length and its join's (the fast path's paths)
+    costs what `charge` counts for it: the same bytes, the same stop, the same means kept."""
+    charged, joined = cost.Meter(limit), cost.Meter(limit)
+    for value in lists:
+        try:
+            charged.charge("T.f", value)
+        except GraphQLError:
+            with pytest.raises(GraphQLError):
+                joined.charge_strings("T.f", len(value), len("".join(value)))
+            break
+        joined.charge_strings("T.f", len(value), len("".join(value)))
+    assert (joined.used, joined.over) == (charged.used, charged.over)
+    means, other = cost.KeptSizes(), cost.KeptSizes()
+    charged.keep(means)
+    joined.keep(other)
+    assert (other.bytes, other.lengths) == (means.bytes, means.lengths)

@@ -13,7 +13,7 @@ import pytest
 import strawberry
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
-from app.api.runtime.execution import PlainFieldsExecutionContext, _plain
+from app.api.runtime.execution import PlainFieldsExecutionContext, _plain, _TypeOf
 from app.api.schema import schema as app_schema
 
 
@@ -241,3 +241,64 @@ def test_plain_fields_are_the_attributes_of_leaf_or_non_null_object_types() -> N
         *(("Leaf", f) for f in ("name", "maybe", "count", "colour", "tags", "scores")),
         ("Holder", "leaf"),
     }
+
+
+@strawberry.interface
+class Named:
+    name: str
+
+
+@strawberry.type
+class Cat(Named):
+    pass
+
+
+@strawberry.type
+class Dog(Named):
+    pass
+
+
+@strawberry.type
+class Pets:
+    @strawberry.field
+    def cats(self) -> list[Cat]:
+        # a Cat, a Dog cast as a Cat, a Cat cast as a Dog, a Cat again
+        return [
+            Cat(name="a"),
+            strawberry.cast(Cat, Dog(name="b")),
+            strawberry.cast(Dog, Cat(name="c")),
+            Cat(name="d"),
+        ]
+
+
+class _Other:
+    name = "o"
+
+
+def test_a_class_once_accepted_is_checked_again_when_cast() -> None:
+    """The compiled completion asks a type's is_type_of once per class: a value cast to
+    another type (strawberry.cast) is still refused as graphql-core refuses it, and one
+    cast to this type accepted."""
+    schema = strawberry.Schema(query=Pets, types=[Cat, Dog])
+    is_type_of = schema._schema.get_type("Cat").is_type_of  # type: ignore[union-attr]
+    check = _TypeOf(is_type_of)
+    values = [
+        *Pets().cats(),
+        strawberry.cast(Dog, Dog(name="e")),
+        strawberry.cast(Cat, _Other()),
+        _Other(),  # of a class accepted only when cast
+        Cat(name="f"),
+    ]
+    expected = [is_type_of(v, None) is True for v in values]
+    assert expected == [True, True, False, True, False, True, False, True]
+    assert [check(v) for v in values] == expected
+    query = "{ cats { name } }"
+    fast = strawberry.Schema(
+        query=Pets, types=[Cat, Dog], execution_context_class=PlainFieldsExecutionContext
+    ).execute_sync(query)
+    core = schema.execute_sync(query)
+    assert (fast.data, [e.message for e in fast.errors or []]) == (
+        core.data,
+        [e.message for e in core.errors or []],
+    )
+    assert core.errors  # the Cat cast as a Dog

@@ -29,16 +29,16 @@ from app.graph import history as graph_history
 @strawberry.type(description="One resource instance of a state version.")
 class Resource(ResourceReferences, ResourceColumns, relay.Node):
     id: relay.NodeID[str]
-    address: str
-    mode: ResourceMode
-    type: str
-    name: str
-    provider: str
-    module: str | None = strawberry.field(description="The module path; null in the root module.")
+    address: str = row_field()
+    mode: ResourceMode = row_field()
+    type: str = row_field()
+    name: str = row_field()
+    provider: str = row_field()
+    module: str | None = row_field("The module path; null in the root module.")
     index_key: JSON | None = row_field("count index (Int) or for_each key.")
-    each: str | None
-    deposed: str | None
-    status: str | None
+    each: str | None = row_field()
+    deposed: str | None = row_field()
+    status: str | None = row_field()
     sensitive_attributes: JSON | None = row_field("The attribute paths Terraform marks sensitive.")
     state: StateRef
     version: StateVersionRef

@@ -13,7 +13,7 @@ from uuid import UUID
 
 from app.api.graph import blast, event, links, resource, state, version
 from app.api.graph.columns import ResourceRow
-from app.api.graph.inputs import ResourceMode, StateKind
+from app.api.graph.inputs import StateKind
 from app.api.pagination import connection
 from app.db import Row
 from app.graph import edges
@@ -84,36 +84,30 @@ def resource_of(record: Row) -> resource.Resource:
     return resources_of([record])[0]
 
 
-# A mode by its value: a dict look-up where Mode(value), an enum call, costs ten times more
-# (a page of a thousand resources builds a thousand).
-_MODES = {mode.value: mode for mode in ResourceMode}
-
-
 def resources_of(
     records: Iterable[Row], at: version.StateVersion | None = None
 ) -> list[resource.Resource]:
     """Resources of rows with RESOURCE_COLUMNS; rows of one version share its objects.
     With `at`: rows with ROW_COLUMNS (and maybe JSON_COLUMNS and attributes: the columns
-    a blast radius page chose, see columns.py), all at that version."""
-    versions: dict[UUID, version.StateVersion] = {}
+    a blast radius page chose, see columns.py), all at that version. A resource's row
+    answers its other fields (columns.ResourceColumns)."""
+    # a version and the end of its resources' ids, by version id
+    versions: dict[UUID, tuple[version.StateVersion, str]] = {}
+    if at is not None:
+        versions[at.version_id] = (at, f":{at.version_id}")
     built = []
     for r in records:
-        of = at or versions.get(r["version_id"])
-        if of is None:
-            of = versions[r["version_id"]] = version_of(r)
+        version_id = at.version_id if at is not None else r["version_id"]
+        found = versions.get(version_id)
+        if found is None:
+            of = version_of(r)
+            found = versions[version_id] = (of, f":{of.version_id}")
+        of, suffix = found
+        row_id = r["id"]
         built.append(
             resource.Resource(
-                id=f"{r['id']}:{of.version_id}",
-                resource_id=r["id"],
-                address=r["address"],
-                mode=_MODES[r["mode"]],
-                type=r["type"],
-                name=r["name"],
-                provider=r["provider"],
-                module=r["module_path"],
-                each=r["each"],
-                deposed=r["deposed"],
-                status=r["status"],
+                id=str(row_id) + suffix,
+                resource_id=row_id,
                 row=ResourceRow(r),
                 state=of.state,
                 version=of,

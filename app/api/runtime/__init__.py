@@ -25,7 +25,10 @@ first: each internal below has a test there that fails naming it.
   `get_stream_usage`, `middleware_manager` and `context_value`; it reads
   `graphql.execution.collect_fields.FieldDetailsList` (`node`, `defer_usage`) and a
   field's Strawberry definition through `GraphQLCoreConverter.DEFINITION_BACKREF`
-  (`python_name`, `default_resolver`) and the resolver's `_is_default` mark.
+  (`python_name`, `default_resolver`) and the resolver's `_is_default` mark; its
+  once-per-class type check relies on `strawberry.types.cast.TYPE_CAST_ATTRIBUTE` being
+  the only thing besides the class that Strawberry's `is_type_of` reads (guarded by
+  `test_a_class_once_accepted_is_checked_again_when_cast` in test_execution.py).
   Guarded by tests/compat/test_graphql_core.py (the methods' parameters, the order the
   executor calls them in) and tests/compat/test_strawberry.py
   (`test_the_core_schema_and_field_definitions`). When either library changes how a

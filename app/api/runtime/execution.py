@@ -21,6 +21,9 @@ reading attributes has no side effects, so graphql-core completes the field (or 
 whole list) again and reports the error as usual, at its path.
 """
 
+import functools
+import keyword
+import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -45,6 +48,7 @@ from graphql.execution.collect_fields import FieldDetailsList
 from graphql.pyutils import AwaitableOrValue, Path
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema_converter import GraphQLCoreConverter
+from strawberry.types.cast import TYPE_CAST_ATTRIBUTE
 from strawberry.types.field import StrawberryField
 
 from app.api import cost
@@ -57,6 +61,7 @@ Complete = Callable[[Any], Any]
 # (Int: within 32 bits).
 _AS_IS = ((GraphQLString, str), (GraphQLID, str), (GraphQLBoolean, bool), (GraphQLInt, int))
 _INT = range(-(2**31), 2**31)
+_CAST = TYPE_CAST_ATTRIBUTE  # strawberry.cast marks a value with it
 
 
 def _as_is(type_: GraphQLOutputType) -> type | None:
@@ -84,11 +89,12 @@ def _leaf_completion(type_: GraphQLOutputType, *, nullable: bool = True) -> Comp
                 return absent
             if not isinstance(value, list | tuple):
                 return _REFUSED
-            if set(map(type, value)) <= same:
-                return list(value)
+            if set(map(type, value)) <= same:  # a list is its own completion (no copy)
+                return value if type(value) is list else list(value)
             completed = [item(one) for one in value]
             return _REFUSED if any(one is _REFUSED for one in completed) else completed
 
+        items.strings = kind is str  # type: ignore[attr-defined]  # what _metered tests
         return items
     if isinstance(type_, _LEAVES):
         leaf, kind = type_, _as_is(type_)
@@ -104,6 +110,7 @@ def _leaf_completion(type_: GraphQLOutputType, *, nullable: bool = True) -> Comp
                 return _REFUSED
             return _REFUSED if coerced is None or coerced is Undefined else coerced
 
+        scalar.as_is = kind  # type: ignore[attr-defined]  # what _compiled tests inline
         return scalar
     return None
 
@@ -112,7 +119,10 @@ def _object_completion(
     object_type: GraphQLObjectType, fields: list[tuple[str, str, Complete]]
 ) -> Complete:
     """An object of `object_type` (not null) to its result: each of `fields` (response
-    name, attribute, its completion) in the order given."""
+    name, attribute, its completion) in the order given. Compiled to one function (see
+    `_compiled`) when every attribute is a plain name, else a loop over the fields."""
+    if all(_compilable(attribute) for _, attribute, _ in fields):
+        return _compiled(object_type, fields)
     is_type_of = object_type.is_type_of
 
     def complete(value: Any) -> Any:
@@ -131,6 +141,90 @@ def _object_completion(
         return result
 
     return complete
+
+
+def _compilable(attribute: str) -> bool:
+    return attribute.isidentifier() and not keyword.iskeyword(attribute)
+
+
+# An Int within 32 bits, as graphql-core's Int takes it as it is (range(...) checked by
+# `in` costs a call; a chained comparison does not).
+_IN_INT = "type({v}) is int and -2147483648 <= {v} < 2147483648"
+
+
+def _compiled(object_type: GraphQLObjectType, fields: list[tuple[str, str, Complete]]) -> Complete:
+    """The loop of `_object_completion` unrolled into the source of one function: each
+    field read as an attribute, a leaf taken as it is when of its scalar's own type (the
+    test `scalar` makes first, inline), else completed by its function; the result one
+    dict display. Names in the source are GraphQL response names (as literals) and
+    Python identifiers: nothing else of the query or schema is in it."""
+    scope: dict[str, Any] = {"R": _REFUSED}
+    body = ["def complete(value):", "    if value is None:", "        return R"]
+    if object_type.is_type_of is not None:
+        scope["is_type_of"] = _TypeOf(object_type.is_type_of)
+        body += ["    if not is_type_of(value):", "        return R"]
+    body.append("    try:")
+    for i, (_, attribute, field) in enumerate(fields):
+        v, f = f"v{i}", f"f{i}"
+        scope[f] = field
+        if isinstance(field, _Constant):
+            scope[v] = field.value
+            continue
+        body.append(f"        {v} = value.{attribute}")
+        kind = getattr(field, "as_is", None)
+        if kind is int:
+            taken = _IN_INT.format(v=v)
+        elif kind is not None:
+            scope[f"k{i}"] = kind
+            taken = f"type({v}) is k{i}"
+        else:
+            body += [f"        {v} = {f}({v})", f"        if {v} is R:", "            return R"]
+            continue
+        body += [
+            f"        if not ({taken}):",
+            f"            {v} = {f}({v})",
+            f"            if {v} is R:",
+            "                return R",
+        ]
+    body += ["    except Exception:", "        return R"]
+    items = ", ".join(f"{name!r}: v{i}" for i, (name, _, _) in enumerate(fields))
+    body.append(f"    return {{{items}}}")
+    exec(_code("\n".join(body)), scope)  # the source is ours (see above)
+    complete: Complete = scope["complete"]
+    return complete
+
+
+class _TypeOf:
+    """An object type's is_type_of (Strawberry's, which does not read its info), once per
+    class of the values it accepts: Strawberry's answers by the value's class (isinstance,
+    its definition) unless the value is cast (`strawberry.cast`: an attribute, on the
+    instance or its class), so a class it accepted, uncast, is accepted again without
+    asking (a page of a thousand resources asks once)."""
+
+    __slots__ = ("accepted", "is_type_of")
+
+    def __init__(self, is_type_of: Callable[[Any, Any], Any]) -> None:
+        self.is_type_of = is_type_of
+        self.accepted: set[type] = set()  # classes without the cast attribute
+
+    def __call__(self, value: Any) -> bool:
+        kind = type(value)
+        if kind in self.accepted and _CAST not in value.__dict__:
+            return True
+        if self.is_type_of(value, None) is not True:
+            return False
+        attributes = getattr(value, "__dict__", None)
+        if isinstance(attributes, dict) and getattr(value, _CAST, None) is None:
+            self.accepted.add(kind)  # accepted as its class, not as cast
+        return True
+
+
+@functools.lru_cache(maxsize=512)
+def _code(source: str) -> types.CodeType:
+    """The source compiled, once per source: a query's selections compile to the same
+    source every time it runs (its completions, the same for the same selection, are
+    bound by the scope each run gives it)."""
+    return compile(source, "<completion>", "exec")
 
 
 _NOT_CHARGED, _LEAF, _OBJECTS = 0, 1, 2
@@ -167,6 +261,8 @@ def _charged_fast(type_: GraphQLOutputType) -> bool:
 def _metered(coordinate: str, complete: Complete) -> Complete:
     """`complete`, counting what it completes on the operation's meter; over the limit,
     the value is refused (graphql-core completes it again, and reports the limit)."""
+    if getattr(complete, "strings", False):
+        return _metered_strings(coordinate, complete)
 
     def read(value: Any) -> Any:
         completed = complete(value)
@@ -181,8 +277,48 @@ def _metered(coordinate: str, complete: Complete) -> Complete:
     return read
 
 
-def _constant(value: str) -> Complete:
-    return lambda _: value
+def _metered_strings(coordinate: str, complete: Complete) -> Complete:
+    """`_metered` of a list of non-null String (or ID) items, `complete` its completion:
+    a list whose items `str.join` takes (strings, which graphql-core gives as they are)
+    is its own completion, counted by the length of their join (a path of a blast
+    radius page: one a row); any other value as `_metered` does."""
+
+    def read(value: Any) -> Any:
+        if type(value) is list:
+            try:
+                size = len("".join(value))
+            except TypeError:
+                pass
+            else:
+                meter = cost.meter()
+                if meter is not None:
+                    try:
+                        meter.charge_strings(coordinate, len(value), size)
+                    except GraphQLError:
+                        return _REFUSED
+                return value
+        completed = complete(value)
+        meter = cost.meter()
+        if meter is not None and completed is not _REFUSED:
+            try:
+                meter.charge(coordinate, completed)
+            except GraphQLError:
+                return _REFUSED
+        return completed
+
+    return read
+
+
+class _Constant:
+    """A completion to one value whatever the object (__typename)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __call__(self, _: Any) -> str:
+        return self.value
 
 
 def _plain(field: GraphQLField) -> tuple[str, Complete | GraphQLObjectType] | None:
@@ -251,7 +387,7 @@ class PlainFieldsExecutionContext(StrawberryGraphQLCoreExecutionContext):
             if any(one.defer_usage is not None for one in details) or node.arguments:
                 return None
             if node.name.value == "__typename":  # any attribute will do: the name is constant
-                fields.append((name, "__class__", _constant(object_type.name)))
+                fields.append((name, "__class__", _Constant(object_type.name)))
                 continue
             plain = self._plain_field(object_type, node.name.value)
             if plain is None:
