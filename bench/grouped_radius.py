@@ -7,7 +7,7 @@ import urllib.parse
 
 from bench.cases import _HTML, BenchError, Env, _ok
 from bench.harness import Result, alternate
-from tests.graph.states import resource, state
+from tests.graph.states import grouped_radius
 
 _STATE = "bench/grouped-radius"
 _GROUPS = [
@@ -19,15 +19,7 @@ _GROUPS = [
 
 
 async def dashboard_grouped_radius_case(env: Env) -> Result:
-    document = state(
-        [
-            resource("aws_vpc", "main"),
-            resource("aws_subnet", "a", keys=list(range(100)), depends_on=["aws_vpc.main"]),
-            resource("aws_subnet", "b", keys=list(range(100)), depends_on=["aws_vpc.main"]),
-            resource("aws_instance", "web", keys=list(range(150)), depends_on=["aws_subnet.a"]),
-            resource("aws_eip", "ip", keys=list(range(150)), depends_on=["aws_instance.web"]),
-        ]
-    )
+    document = grouped_radius()
     _ok(await env.http.post(f"/states/{_STATE}", content=document))
     path = "/ui/resource?" + urllib.parse.urlencode({"state": _STATE, "address": "aws_vpc.main"})
     _ok(await env.http.get(path, headers=_HTML))  # the first view walks the radius and keeps it

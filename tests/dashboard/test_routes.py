@@ -13,7 +13,7 @@ from app.catalog.scopes import create_scope
 from app.dashboard.pages import DRAWN_PER_LAYER, MASK, TIMELINE
 from app.graph import locks
 from app.graph.write.version import write_version
-from tests.graph.states import PASSWORD, resource, shared_history, state
+from tests.graph.states import PASSWORD, grouped_radius, resource, shared_history, state
 from tests.helpers.dashboard import HTML, apply_tables, hub, page
 
 
@@ -280,18 +280,8 @@ async def test_each_page_runs_as_many_statements_small_or_big(
 
 
 async def test_a_500_member_radius_renders_grouped(client, conn: asyncpg.Connection) -> None:
-    """Three depths of counted resources, each instance depending on every instance of
-    the group before it (as depends_on on a counted resource makes): 500 members,
-    38,000 edges, four groups."""
-    document = state(
-        [
-            resource("aws_vpc", "main"),
-            resource("aws_subnet", "a", keys=list(range(100)), depends_on=["aws_vpc.main"]),
-            resource("aws_subnet", "b", keys=list(range(100)), depends_on=["aws_vpc.main"]),
-            resource("aws_instance", "web", keys=list(range(150)), depends_on=["aws_subnet.a"]),
-            resource("aws_eip", "ip", keys=list(range(150)), depends_on=["aws_instance.web"]),
-        ]
-    )
+    """A radius of 500 members in four counted groups (tests/graph/states.py)."""
+    document = grouped_radius()
     await write_version(conn, "big", document, actor="ci")
     params = {"state": "big", "address": "aws_vpc.main"}
     await page(client, "/ui/resource", params)  # the first view walks the radius and keeps it

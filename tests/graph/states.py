@@ -126,3 +126,18 @@ def shared_history() -> list[bytes]:
 
 # What tests calling blast_radius directly keep of its walks (the server's come from Settings).
 WALK_LIMITS = WalkLimits(rows=1_000_000, seconds=3600)
+
+
+def grouped_radius() -> bytes:
+    """Three depths of counted resources under `aws_vpc.main`, each instance depending
+    on every instance of the group before it (as depends_on on a counted resource
+    makes): a radius of 500 members in four groups, 38,000 instance edges."""
+    return state(
+        [
+            resource("aws_vpc", "main"),
+            resource("aws_subnet", "a", keys=list(range(100)), depends_on=["aws_vpc.main"]),
+            resource("aws_subnet", "b", keys=list(range(100)), depends_on=["aws_vpc.main"]),
+            resource("aws_instance", "web", keys=list(range(150)), depends_on=["aws_subnet.a"]),
+            resource("aws_eip", "ip", keys=list(range(150)), depends_on=["aws_instance.web"]),
+        ]
+    )

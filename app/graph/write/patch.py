@@ -26,22 +26,12 @@ from app import crypto
 from app.graph.ids import time_ordered_ids
 from app.graph.sensitive import stored_instance
 from app.graph.write.result import WrittenRows
+from app.graph.write.rows import RESOURCE_COPY_COLUMNS
 from app.jsonutil import JSON_NULL
-from app.tfstate import INSTANCE_COLUMNS, InstanceRow, ScannedState
+from app.tfstate import InstanceRow, ScannedState
 from app.tfstate.parse import instance_row, resource_header
 from app.tfstate.remote import REMOTE_STATE, holds_output_value, output_values
 from app.tfstate.scan import InstanceRef, resource_hash
-
-_COPY_COLUMNS = (
-    "id",
-    "state_id",
-    "state_version_id",
-    "serial_from",
-    "content_hash",
-    "raw_hash",
-    "secrets",
-    *INSTANCE_COLUMNS,
-)
 
 
 @dataclass(frozen=True)
@@ -138,7 +128,7 @@ async def write_in_place(
     if new:
         await conn.copy_records_to_table(
             "resources",
-            columns=_COPY_COLUMNS,
+            columns=RESOURCE_COPY_COLUMNS,
             records=[
                 (
                     row_id,

@@ -15,7 +15,7 @@ from app.jsonutil import JSON_NULL
 from app.tfstate import INSTANCE_COLUMNS, NormalizedState, ScannedState
 from app.tfstate.remote import Server
 
-_RESOURCE_COPY_COLUMNS = (
+RESOURCE_COPY_COLUMNS = (
     "id",
     "state_id",
     "state_version_id",
@@ -101,7 +101,7 @@ async def _copy_batches(conn: asyncpg.Connection, rows: RowStream, idle: asyncio
             if records:
                 async with idle:
                     await conn.copy_records_to_table(
-                        "resources", columns=_RESOURCE_COPY_COLUMNS, records=records
+                        "resources", columns=RESOURCE_COPY_COLUMNS, records=records
                     )
     finally:
         if not building.done():  # a COPY failed: the batch being built ends first
