@@ -187,9 +187,7 @@ def _patched(clock: Clock) -> Iterator[None]:
         (tfscan.ScannedInstance, "row", clock.wrap("normalize", tfscan.ScannedInstance.row)),
         (stream, "stored_instance", clock.wrap("normalize", stream.stored_instance)),
         (stream.Stored, "digest", clock.wrap("normalize", stream.Stored.digest)),
-        (write_edges, "resolve_edges", clock.wrap("reduction", write_edges.resolve_edges)),
-        (write_edges, "direct_flags", clock.wrap("reduction", write_edges.direct_flags)),
-        (write_edges, "direct_edges", clock.wrap("reduction", write_edges.direct_edges)),
+        (write_edges, "declared_edges", clock.wrap("reduction", write_edges.declared_edges)),
         (
             write_version,
             "save_raw",

@@ -36,4 +36,5 @@ async def test_an_apply_shows_on_the_open_overview_without_a_reload(
         assert await row.locator(".writer").inner_text() == USERNAME
         assert await page.evaluate("window.sameDocument") is True
     assert browser.blocked == []
-    assert browser.sockets == [server.url.replace("http://", "ws://") + "/graphql"]
+    # the dashboard's websocket: /graphql's app under /ui/, where the browser sends the login
+    assert browser.sockets == [server.url.replace("http://", "ws://") + "/ui/live"]
