@@ -261,8 +261,6 @@ def _charged_fast(type_: GraphQLOutputType) -> bool:
 def _metered(coordinate: str, complete: Complete) -> Complete:
     """`complete`, counting what it completes on the operation's meter; over the limit,
     the value is refused (graphql-core completes it again, and reports the limit)."""
-    if getattr(complete, "strings", False):
-        return _metered_strings(coordinate, complete)
 
     def read(value: Any) -> Any:
         completed = complete(value)
@@ -274,14 +272,16 @@ def _metered(coordinate: str, complete: Complete) -> Complete:
                 return _REFUSED
         return completed
 
+    if getattr(complete, "strings", False):
+        return _metered_strings(coordinate, read)
     return read
 
 
-def _metered_strings(coordinate: str, complete: Complete) -> Complete:
-    """`_metered` of a list of non-null String (or ID) items, `complete` its completion:
+def _metered_strings(coordinate: str, metered: Complete) -> Complete:
+    """`_metered` of a list of non-null String (or ID) items:
     a list whose items `str.join` takes (strings, which graphql-core gives as they are)
     is its own completion, counted by the length of their join (a path of a blast
-    radius page: one a row); any other value as `_metered` does."""
+    radius page: one a row); any other value goes to `metered`, `_metered`'s read."""
 
     def read(value: Any) -> Any:
         if type(value) is list:
@@ -297,14 +297,7 @@ def _metered_strings(coordinate: str, complete: Complete) -> Complete:
                     except GraphQLError:
                         return _REFUSED
                 return value
-        completed = complete(value)
-        meter = cost.meter()
-        if meter is not None and completed is not _REFUSED:
-            try:
-                meter.charge(coordinate, completed)
-            except GraphQLError:
-                return _REFUSED
-        return completed
+        return metered(value)
 
     return read
 
