@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, settings
 
 from tests.backend.helpers import lock_info
 from tests.graph.states import resource, state
+from tests.helpers.graphql_fuzz import graphql_schema
 from tests.helpers.ops import ADMIN, CODES, MIB, peak_rss
-from tests.live_server import ROOT, LiveServer, live_server
+from tests.live_server import LiveServer, live_server
 
 pytestmark = pytest.mark.slow
 
@@ -25,7 +26,7 @@ MAX_RSS = 512 * MIB
 STATEMENT_TIMEOUT_S = 10
 EXAMPLES = 5  # per root field: about 300 requests
 
-schema = schemathesis.graphql.from_file((ROOT / "schema.graphql").read_text())
+schema = graphql_schema()
 
 
 async def _seed(server: LiveServer) -> str:

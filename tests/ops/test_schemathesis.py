@@ -6,17 +6,15 @@ error whose code it does not know (NOT_FOUND, BAD_INPUT) as a server error."""
 
 from collections.abc import Iterator
 
-import graphql
 import httpx
 import pytest
 import requests
 import schemathesis
 from hypothesis import HealthCheck, settings
-from hypothesis import strategies as st
-from schemathesis.graphql import nodes
 
+from tests.helpers.graphql_fuzz import graphql_schema
 from tests.helpers.ops import CODES
-from tests.live_server import ROOT, LiveServer, live_server
+from tests.live_server import LiveServer, live_server
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 
@@ -26,35 +24,8 @@ EXAMPLES = 5  # per root field: about 250 requests in all
 ADMIN = ("admin", "schemathesis-admin-secret")
 
 
-def _object(fields: dict[str, graphql.ValueNode]) -> graphql.ObjectValueNode:
-    return nodes.Object(
-        [
-            graphql.ObjectFieldNode(name=graphql.NameNode(value=k), value=v)
-            for k, v in fields.items()
-        ]
-    )
-
-
-# The JSON scalar (filters, settings, record values) as GraphQL literals
-schemathesis.graphql.scalar(
-    "JSON",
-    st.recursive(
-        st.text(max_size=12).map(nodes.String)
-        | st.integers(-(2**40), 2**40).map(nodes.Int)
-        | st.booleans().map(nodes.Boolean)
-        | st.just(graphql.NullValueNode()),
-        lambda inner: (
-            st.lists(inner, max_size=3).map(nodes.List)
-            | st.dictionaries(
-                st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True), inner, max_size=3
-            ).map(_object)
-        ),
-        max_leaves=8,
-    ),
-)
-
 # The exported SDL, which a test keeps equal to the served schema.
-schema = schemathesis.graphql.from_file((ROOT / "schema.graphql").read_text())
+schema = graphql_schema()
 
 
 @pytest.fixture(scope="module")
