@@ -14,6 +14,7 @@ from app.access import Principal, Role
 from app.catalog.scopes import list_scopes
 from app.errors import AppError, BadInput, NotFound
 from app.graph import diff, edges, events, history, inventory, queries, resources
+from app.graph.boxes import RadiusBoxes, radius_boxes
 from app.graph.resources import ResourceFilter, ResourceKey
 from app.graph.sensitive import sensitive_paths, withhold
 from app.iac.graph import state_name as iac_state_name
@@ -228,7 +229,7 @@ class ResourcePage:
     direction: edges.Direction
     radius: RadiusSummary
     max_depth: int
-    boxes: edges.RadiusBoxes  # the picture's groups and their bundled edges
+    boxes: RadiusBoxes  # the picture's groups and their bundled edges
     expanded: tuple[str, ...]  # groups drawn member by member
 
 
@@ -265,9 +266,9 @@ async def resource_page(
         json=False,
         attributes=False,
     )
-    boxes = edges.RadiusBoxes([], [])
+    boxes = RadiusBoxes([], [])
     if key in walked:
-        boxes = await edges.radius_boxes(
+        boxes = await radius_boxes(
             conn,
             key,
             record["address"],

@@ -11,7 +11,11 @@ import asyncpg
 
 from app.errors import BadInput
 from app.graph import shards, walk_steps
-from app.graph.hops import DEPENDENCIES_HOP, DEPENDENTS_HOP, hop_sql
+from app.graph.hops import (
+    DEPENDENCIES_HOP,
+    DEPENDENTS_HOP,
+    hop_sql,
+)
 from app.graph.resources import (
     KEYS_AT_VERSIONS,
     ROW_COLUMNS,
@@ -33,7 +37,7 @@ class Direction(enum.Enum):
 
 
 # (the edge column matching the resource we stand on, the column of the next one)
-_HOP = {Direction.DEPENDENTS: DEPENDENTS_HOP, Direction.DEPENDENCIES: DEPENDENCIES_HOP}
+HOP = {Direction.DEPENDENTS: DEPENDENTS_HOP, Direction.DEPENDENCIES: DEPENDENCIES_HOP}
 
 R = TypeVar("R")
 
@@ -59,7 +63,7 @@ async def neighbours(
     """Each resource's dependencies or dependents at its version (one hop), by address:
     every declared one, or with `direct` those no other path implies (in a configured
     version, those its configuration's references make). A statement per state."""
-    near, far = _HOP[direction]
+    near, far = HOP[direction]
 
     def statement(state: str | None) -> str:
         at = state or "kv.state_id"
@@ -220,7 +224,7 @@ def walk_sql(
     without `paths`, only `bfs (root_id, state_id, serial, depth, ids, seen, configured)`.
     `state`: the parameter naming the roots' state (one state, on Citus), else each
     table joins its root's."""
-    near, far = _HOP[direction]
+    near, far = HOP[direction]
     walk_state = state or "b.state_id"
     return (_WALK if paths else _COUNT_WALK).format(
         roots=roots,
@@ -233,7 +237,7 @@ def walk_sql(
 
 # A kept walk's key: `w` a blast_walks row, or the roots `k` at `kv` walked with $3
 # (direction), $4 (edge kind); `{state}` the roots' state.
-_WALK_OF_ROOT = """w.state_id = {state} AND w.serial = kv.serial AND w.root_id = k.id
+WALK_OF_ROOT = """w.state_id = {state} AND w.serial = kv.serial AND w.root_id = k.id
     AND w.direction = $3 AND w.edge_kind = $4"""
 # The key as one number, for an advisory lock: who walks a key, or expires its walk, holds it.
 _LOCK_KEY = "hashtextextended(concat_ws(' ', {}, {}, {}, {}, {}), 0)"
@@ -253,7 +257,7 @@ _LOCK_ROOTS = {
 # walk that only counted).
 _UNKEPT = {
     sharded: f"""NOT EXISTS (SELECT FROM blast_walks w
-        WHERE {_WALK_OF_ROOT.format(state="$6" if sharded else "kv.state_id")}
+        WHERE {WALK_OF_ROOT.format(state="$6" if sharded else "kv.state_id")}
           AND (w.kept OR NOT $5))"""
     for sharded in (False, True)
 }
@@ -290,7 +294,7 @@ _PAGES = f"""
     SELECT k.ord AS page_owner, kv.serial, w.total - b.beyond AS total, b.beyond, w.kept,
            p.rn, p.depth, p.path, {ROW_COLUMNS}{{columns}}
     FROM {{keys}}
-    LEFT JOIN blast_walks w ON {_WALK_OF_ROOT.format(state="{at}")}
+    LEFT JOIN blast_walks w ON {WALK_OF_ROOT.format(state="{at}")}
     LEFT JOIN LATERAL (SELECT coalesce(sum(l.size), 0)::int AS beyond
                        FROM unnest(w.sizes) WITH ORDINALITY AS l (size, depth)
                        WHERE l.depth > $5::int) b ON true
@@ -489,114 +493,3 @@ async def forget_walks(
         state_id,
         serials,
     )
-
-
-@dataclass(frozen=True)
-class RadiusBoxes:
-    """A kept blast radius by depth and box, for a picture at scale. A box is a group
-    (an address without its instance key, `module.m.aws_instance.web`) or, in a depth of
-    at most `single_up_to` members or for an `expanded` group, one member (its address).
-    `sizes`: (depth, box, members, the first member's address); `edges`: (the far box's
-    depth, near box, far box, direct edges between their members, their reason where a
-    configuration gives them all one: app/configuration/edges.py), the root being the box
-    of its own address at depth 0."""
-
-    sizes: list[tuple[int, str, int, str]]
-    edges: list[tuple[int, str, str, int, str | None]]
-
-
-# Postgres' regex: a final [...] (a count index or a for_each key) removed
-_GROUP_OF = r"regexp_replace(x.address, '\[[^][]*\]$', '')"
-# Boxes of the kept walk of ($1 root row id at $2 version, $3 and $4 its key) to depth $5
-# (NULL: all), $6 the root's address, $7 single_up_to, $8 the expanded groups: their
-# sizes, then the edges between boxes of neighbouring depths (over the whole walk: every
-# member counts, drawn or not).
-_BOXES = f"""
-    WITH walk AS (
-        SELECT w.id, w.state_id, w.serial, w.sizes FROM {{keys}}
-        JOIN blast_walks w ON {_WALK_OF_ROOT.format(state="{at}")} AND w.kept),
-    member AS MATERIALIZED (
-        SELECT x.resource_id AS id, x.depth, x.address,
-            CASE WHEN w.sizes[x.depth] <= $7 OR g.grp = ANY($8::text[])
-                 THEN x.address ELSE g.grp END AS box
-        FROM walk w
-        JOIN blast_walk_rows x ON x.state_id = {{walk}} AND x.walk_id = w.id
-        CROSS JOIN LATERAL (SELECT {_GROUP_OF} AS grp) g
-        WHERE $5::int IS NULL OR x.depth <= $5
-        UNION ALL
-        SELECT k.id, 0, $6, $6 FROM unnest($1::uuid[]) AS k (id)),
-    -- each member's depth and box by id: one lookup an edge, whatever the planner thinks
-    -- of the sizes of the walk's rows (a fresh unlogged table has no statistics)
-    placed AS MATERIALIZED (SELECT jsonb_object_agg(id::text, jsonb_build_array(depth, box)) AS of
-               FROM member),
-    -- per member, its edges in by the near one's place (a few rows, not one an edge): the
-    -- references' direct edges where the version has a configuration, else the reduction's;
-    -- a bundle's reason when all its edges share one
-    pair AS (
-        SELECT f.depth, f.box, e.near, sum(e.n) AS n,
-            CASE WHEN count(DISTINCT e.reason) = 1 AND count(e.reason) = count(*)
-                 THEN min(e.reason) END AS reason
-        FROM walk w CROSS JOIN placed p CROSS JOIN member f
-        CROSS JOIN LATERAL (
-            SELECT EXISTS (SELECT FROM configured_versions cv
-                           WHERE cv.state_id = {{walk}} AND cv.serial = w.serial) AS on) cfg
-        CROSS JOIN LATERAL (
-            SELECT p.of -> d.near_id::text AS near, count(*) AS n,
-                CASE WHEN count(DISTINCT d.reason) = 1 AND count(d.reason) = count(*)
-                     THEN min(d.reason) END AS reason
-            FROM (SELECT h.id AS near_id, NULL::text AS reason FROM {{back}} h
-                UNION ALL
-                  SELECT c.{{near}}, c.reason FROM configured_edges c
-                  WHERE cfg.on AND c.state_id = {{walk}} AND c.serial = w.serial
-                    AND c.{{far}} = f.id AND c.direct) d
-            GROUP BY 1) e
-        WHERE f.depth > 0 AND (e.near ->> 0)::int = f.depth - 1
-        GROUP BY f.depth, f.box, e.near)
-    SELECT depth::int, box, NULL AS far, count(*)::int AS n, min(address) AS address,
-        NULL::text AS reason
-    FROM member WHERE depth > 0 GROUP BY depth, box
-    UNION ALL
-    SELECT depth::int, near ->> 1, box, n::int, NULL, reason FROM pair"""
-
-
-async def radius_boxes(
-    conn: asyncpg.Connection,
-    root: ResourceKey,
-    root_address: str,
-    direction: Direction = Direction.DEPENDENTS,
-    *,
-    max_depth: int | None = None,
-    single_up_to: int,
-    expanded: Iterable[str] = (),
-) -> RadiusBoxes:
-    """The boxes of `root`'s kept radius (walk it first: `blast_radius`) and the
-    bundled edges between them; nothing when it has no kept walk."""
-    near, far = _HOP[direction]
-    state: list[UUID] = []  # on Citus, the root's state: the statement names it
-    if shards.sharded(conn):
-        states = await shards.states_of(conn, [root[1]])
-        if root[1] not in states:
-            return RadiusBoxes([], [])
-        state = [states[root[1]]]
-    walk = "$9" if state else "w.state_id"
-    back = hop_sql(
-        far, near, at="f.id", state=walk, serial="w.serial", direct="{e}.direct",
-        gate="NOT cfg.on",
-    )  # fmt: skip
-    sql = _BOXES.format(
-        near=near,
-        far=far,
-        back=back,
-        keys=keys_at_versions("$9") if state else KEYS_AT_VERSIONS,
-        at="$9" if state else "kv.state_id",
-        walk=walk,
-    )
-    key = (*key_arrays([root]), direction.value, DIRECT_EDGES)
-    found = await conn.fetch(
-        sql, *key, max_depth, root_address, single_up_to, list(expanded), *state
-    )
-    sizes = [(r["depth"], r["box"], r["n"], r["address"]) for r in found if r["far"] is None]
-    edges = [
-        (r["depth"], r["box"], r["far"], r["n"], r["reason"]) for r in found if r["far"] is not None
-    ]
-    return RadiusBoxes(sizes, edges)

@@ -37,9 +37,9 @@ def hop_sql(
     whether the state has rows through a resource at all is asked once per value of
     `state` (an InitPlan: a state without them costs what it did before)."""
     through = _THROUGH[near]
-    return f"""(SELECT d.{far} AS id, d.direct FROM resource_dependencies d
-        WHERE {gate} AND d.{near} = {at} AND d.kind <> '{through}' AND {direct.format(e="d")}
-          AND {valid_at("d", state, serial)}
+    return f"""({
+        instance_hop_sql(near, far, at=at, state=state, serial=serial, direct=direct, gate=gate)
+    }
       UNION ALL
         SELECT e.{far}, d.direct AND e.direct FROM resource_dependencies d
         JOIN resource_dependencies e ON e.state_id = d.state_id AND e.{near} = d.{far}
@@ -48,6 +48,28 @@ def hop_sql(
           AND d.{near} = {at} AND d.kind = '{through}' AND {direct.format(e="d")}
           AND {valid_at("d", state, serial)} AND e.{far} <> {at} AND {direct.format(e="e")}
           AND {valid_at("e", state, serial)})"""
+
+
+def through_kind(near: str) -> str:
+    """The kind of edge row whose far end is a resource, for a hop from `near`'s side."""
+    return _THROUGH[near]
+
+
+def instance_hop_sql(
+    near: str,
+    far: str,
+    *,
+    at: str,
+    state: str,
+    serial: str,
+    direct: str = "true",
+    gate: str = "true",
+) -> str:
+    """hop_sql's edges declared instance to instance alone (no subquery parentheses): a
+    reader that takes the edges through resources a resource at a time adds those."""
+    return f"""SELECT d.{far} AS id, d.direct FROM resource_dependencies d
+        WHERE {gate} AND d.{near} = {at} AND d.kind <> '{_THROUGH[near]}'
+          AND {direct.format(e="d")} AND {valid_at("d", state, serial)}"""
 
 
 def pairs_sql(state: str, serial: str) -> str:
