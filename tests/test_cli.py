@@ -16,7 +16,7 @@ from tests.graph.states import shared_history
 from tests.helpers.cli import TOKEN, Cli, cli_server
 from tests.helpers.histories import exports_as_posted, write_all
 from tests.helpers.iac import DOCUMENT, RESOURCE_LINES, SLUG
-from tests.live_server import LiveServer
+from tests.helpers.live_server import LiveServer
 
 pytestmark = pytest.mark.slow  # runs the CLI in processes of its own
 

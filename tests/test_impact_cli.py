@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tests.graph.states import resource, state
-from tests.live_server import LiveServer, server_fixture
+from tests.helpers.live_server import LiveServer, server_fixture
 from tests.plans.plans import as_bytes, change, plan
 
 pytestmark = pytest.mark.slow  # runs the CLI in processes of its own

@@ -8,7 +8,7 @@ import pytest
 
 from tests.graph.states import resource, state
 from tests.helpers.cli import TOKEN, Cli, cli_server
-from tests.live_server import LiveServer
+from tests.helpers.live_server import LiveServer
 
 pytestmark = pytest.mark.slow  # runs the CLI in processes of its own
 

@@ -150,7 +150,9 @@ def later() -> None:
         "test_parse",
         "suite.test_cli",
     ]
-    helpers = "from tests.graph.states import resource\nfrom tests.waiting import wait_until\n"
+    helpers = (
+        "from tests.graph.states import resource\nfrom tests.helpers.waiting import wait_until\n"
+    )
     assert imported_test_modules(helpers) == []
     defined = ast.parse(
         "import pytest\n@pytest.fixture(scope='session')\nasync def app(): ...\n"

@@ -65,7 +65,7 @@ from app.server import create_app
 from tests.backend.helpers import lock_info, tf_state
 from tests.graph.states import chain_graph
 from tests.helpers.iac import DOCUMENT
-from tests.live_server import LiveServer, server_fixture
+from tests.helpers.live_server import LiveServer, server_fixture
 
 BOOT = "boot-secret"
 server = server_fixture({"INFRAGRAPH_API_TOKENS": f"boot:{BOOT}"}, scope="module")

@@ -5,7 +5,7 @@ from app.graph.write.version import write_version
 from app.tfstate import parse_body
 from tests.api.conftest import gql, post
 from tests.backend.helpers import tf_state
-from tests.tofu_encryption import tofu
+from tests.helpers.tofu_encryption import tofu
 
 
 async def _write(conn, name: str, body: bytes) -> None:

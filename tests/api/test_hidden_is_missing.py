@@ -11,7 +11,7 @@ import httpx
 
 from tests.graph.states import resource, state
 from tests.helpers.links import remote
-from tests.live_server import LiveServer, server_fixture
+from tests.helpers.live_server import LiveServer, server_fixture
 
 BOOT = "boot-secret"
 server = server_fixture({"INFRAGRAPH_API_TOKENS": f"boot:{BOOT}"}, scope="module")

@@ -6,7 +6,7 @@ import asyncpg
 import httpx
 import pytest
 
-from tests.live_server import LiveServer, server_fixture
+from tests.helpers.live_server import LiveServer, server_fixture
 
 TOKENS = {"tf": "tf-secret", "ci": "ci-secret"}
 MAX_STATE_BYTES = 12 * 1024 * 1024  # above the 8 MiB GET slices, so big states stream

@@ -18,7 +18,7 @@ from tests.backend.helpers import (
     unlock,
     versions,
 )
-from tests.tofu_encryption import altered, tofu
+from tests.helpers.tofu_encryption import altered, tofu
 
 NAME = "team/prod/secrets"
 URL = f"/states/{NAME}"

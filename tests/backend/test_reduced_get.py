@@ -14,8 +14,8 @@ from app.tokens import token_hash
 from tests.backend.conftest import http_client
 from tests.backend.helpers import events
 from tests.graph.states import BUILTIN, resource, state
-from tests.live_server import LiveServer
-from tests.tofu_encryption import tofu
+from tests.helpers.live_server import LiveServer
+from tests.helpers.tofu_encryption import tofu
 
 NET = "net/core"
 SECRET_ATTRIBUTE = "PLANTED-attribute-secret"

@@ -28,10 +28,10 @@ from app.jsonutil import dumps
 from app.tfstate import scan_state
 from tests.conftest import corpus_files
 from tests.helpers.histories import as_numbers
+from tests.helpers.live_server import live_server
+from tests.helpers.postgres_tools import pg_dump
 from tests.helpers.secrets import PLANTED, leaks, secret_state
-from tests.live_server import live_server
-from tests.postgres_tools import pg_dump
-from tests.strategies import states
+from tests.helpers.strategies import states
 
 KEY, NEW_KEY = os.urandom(32), os.urandom(32)
 

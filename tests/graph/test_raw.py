@@ -35,8 +35,8 @@ from app.jsonutil import dumps
 from bench.generate import generate_state
 from tests.conftest import corpus_files
 from tests.graph.states import BUILTIN, resource, state
-from tests.live_server import LiveServer, server_fixture
-from tests.waiting import until_waiting_on
+from tests.helpers.live_server import LiveServer, server_fixture
+from tests.helpers.waiting import until_waiting_on
 
 # the smallest sizes pyfastcdc takes, so that hypothesis' small inputs make many chunks
 SMALL = {"min_size": 64, "avg_size": 256, "max_size": 1024}

@@ -22,7 +22,7 @@ from tests.conftest import corpus_files
 from tests.graph.states import resource, state
 from tests.helpers.edges import instance_edges
 from tests.helpers.histories import as_numbers
-from tests.strategies import states
+from tests.helpers.strategies import states
 
 
 async def test_every_corpus_file_round_trips_through_the_database(conn) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.live_server import LiveServer
+from tests.helpers.live_server import LiveServer
 
 STATE = (
     b'{"version": 4, "terraform_version": "1.9.0", "serial": %d, "lineage": "%s",'

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.live_server import LiveServer, live_server
-from tests.oidc_issuer import LocalIssuer, issuers, oidc_config
+from tests.helpers.live_server import LiveServer, live_server
+from tests.helpers.oidc_issuer import LocalIssuer, issuers, oidc_config
 
 ADMIN = ("boot", "boot-secret")
 

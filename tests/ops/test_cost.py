@@ -16,8 +16,8 @@ import pytest
 from app.config import Settings
 from tests.backend.helpers import lock_info
 from tests.graph.states import resource, state
+from tests.helpers.live_server import LiveServer, live_server
 from tests.helpers.ops import ADMIN, MIB, peak_rss
-from tests.live_server import LiveServer, live_server
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 

@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from tests.graph.states import resource, state
+from tests.helpers.live_server import free_port, live_server
 from tests.helpers.ops import peak_rss
-from tests.live_server import free_port, live_server
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 

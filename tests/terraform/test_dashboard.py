@@ -4,7 +4,7 @@ without a reload, through the `events` subscription (graphql-transport-ws)."""
 import pytest
 
 from bench.browser import chromium, offline_page
-from tests.live_server import LiveServer
+from tests.helpers.live_server import LiveServer
 from tests.terraform.conftest import PASSWORD, USERNAME
 from tests.terraform.harness import Backend
 

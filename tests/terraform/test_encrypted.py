@@ -6,9 +6,9 @@ import pytest
 
 from tests.backend.helpers import content_md5
 from tests.graph.states import state
+from tests.helpers.tofu_encryption import tofu
 from tests.terraform.conftest import PASSWORD, USERNAME
 from tests.terraform.harness import Backend
-from tests.tofu_encryption import tofu
 
 pytestmark = pytest.mark.slow  # runs real Terraform
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.conftest import corpus_files
-from tests.live_server import LiveServer
+from tests.helpers.live_server import LiveServer
 from tests.terraform.conftest import ADMIN_PASSWORD
 
 pytestmark = pytest.mark.slow

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.live_server import LiveServer
+from tests.helpers.live_server import LiveServer
 from tests.terraform.conftest import ADMIN_PASSWORD
 from tests.terraform.harness import Backend, Result, Terraform
 

@@ -11,7 +11,7 @@ from app.tfstate import EncryptedState, EnvelopeError, ScannedState, StateError,
 from app.tfstate.encrypted import ENVELOPE_KEYS
 from app.tfstate.parse import MAX_SERIAL
 from tests.backend.helpers import tf_state
-from tests.tofu_encryption import altered, tofu
+from tests.helpers.tofu_encryption import altered, tofu
 
 
 def _envelope(**changes: Any) -> dict[str, Any]:

@@ -11,8 +11,8 @@ from app.jsonutil import dumps
 from app.tfstate import StateError, parse_state, scan_state
 from app.tfstate.scan import ScannedState
 from tests.conftest import corpus_files
+from tests.helpers.strategies import states
 from tests.helpers.tfstate import BAD_INPUT
-from tests.strategies import states
 
 
 def normalized(scanned: ScannedState) -> list:

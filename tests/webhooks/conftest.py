@@ -9,7 +9,7 @@ import pytest
 
 from app import db
 from tests.conftest import truncate_all
-from tests.live_server import LiveServer, live_server
+from tests.helpers.live_server import LiveServer, live_server
 from tests.webhooks.helpers import delete_webhooks
 from tests.webhooks.receiver import Receiver, receiving
 

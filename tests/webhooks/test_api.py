@@ -13,7 +13,7 @@ import pytest
 
 from tests.backend.helpers import tf_state
 from tests.helpers.cli import Cli
-from tests.live_server import LiveServer
+from tests.helpers.live_server import LiveServer
 from tests.webhooks.conftest import server_on_own_database
 from tests.webhooks.helpers import (
     FAST,

@@ -8,7 +8,7 @@ import pytest
 from tests.backend.helpers import lock_info
 from tests.graph.states import resource, state
 from tests.helpers.links import VPC_ID, network, remote
-from tests.live_server import LiveServer
+from tests.helpers.live_server import LiveServer
 from tests.webhooks.conftest import server_on_own_database
 from tests.webhooks.helpers import (
     ALL_KINDS,

@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from tests.backend.helpers import tf_state
-from tests.live_server import LiveServer, free_port, live_server
-from tests.waiting import wait_until_sync
+from tests.helpers.live_server import LiveServer, free_port, live_server
+from tests.helpers.waiting import wait_until_sync
 from tests.webhooks.helpers import FAST, create_webhook, data, delete_webhooks, post_state
 from tests.webhooks.receiver import Received, receiving
 
