@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 import httpx
 import pytest
 
-from tests.backend.helpers import assert_error, tf_state
+from tests.helpers.backend import assert_error, tf_state
 from tests.helpers.live_server import LiveServer, live_server, server_fixture
 from tests.helpers.waiting import wait_until_sync
 

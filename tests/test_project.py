@@ -151,7 +151,7 @@ def later() -> None:
         "suite.test_cli",
     ]
     helpers = (
-        "from tests.graph.states import resource\nfrom tests.helpers.waiting import wait_until\n"
+        "from tests.helpers.states import resource\nfrom tests.helpers.waiting import wait_until\n"
     )
     assert imported_test_modules(helpers) == []
     defined = ast.parse(

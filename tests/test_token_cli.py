@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.backend.helpers import tf_state
+from tests.helpers.backend import tf_state
 from tests.helpers.cli import Cli, cli_server
 from tests.helpers.live_server import LiveServer
 

@@ -9,7 +9,7 @@ from app.api.graph.loaders import GraphLoaders
 from app.config import Settings
 from app.graph.write.version import write_version
 from tests.api.conftest import error_codes, gql
-from tests.graph.states import chain_graph, resource, state
+from tests.helpers.states import chain_graph, resource, state
 
 T = "terraform_data."
 PAGE = """query($after: String, $serial: Int) {

@@ -12,7 +12,7 @@ from app.configuration.parse import config_address
 from app.graph.retention import prune_state
 from tests.api.conftest import error_codes, gql
 from tests.helpers.app import BOOT, MakeToken, as_token
-from tests.plans.configurations import network, network_state, plan_with
+from tests.helpers.configurations import network, network_state, plan_with
 
 JSON = {"Content-Type": "application/json"}
 PUSH = """mutation($state: String!, $plan: JSON!) { pushConfiguration(state: $state, plan: $plan) {

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from app.config import Settings
-from tests.backend.helpers import lock_info
+from tests.helpers.backend import lock_info
 from tests.helpers.browser import browser_fixture
 from tests.helpers.graphql_ws import wait_for_subscriptions
 from tests.helpers.live_server import LiveServer, live_server

@@ -4,7 +4,7 @@ where there is simply nothing to read; a diff that cannot be made says why."""
 from app.graph.write.version import write_version
 from app.tfstate import parse_body
 from tests.api.conftest import gql, post
-from tests.backend.helpers import tf_state
+from tests.helpers.backend import tf_state
 from tests.helpers.tofu_encryption import tofu
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from app.graph.write.version import write_version
 from tests.api.conftest import gql
-from tests.graph.states import BUILTIN, resource
+from tests.helpers.states import BUILTIN, resource
 
 NESTED = [[{"type": "get_attr", "value": "auth"}, {"type": "get_attr", "value": "key"}]]
 LISTED = [

@@ -12,7 +12,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from app import tokens
 from app.graph.notify import QUEUE_SIZE
-from tests.backend.helpers import lock_info
+from tests.helpers.backend import lock_info
 from tests.helpers.graphql_ws import connected, events, next_message, subscribe
 from tests.helpers.live_server import LiveServer, server_fixture
 

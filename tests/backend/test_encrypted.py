@@ -8,7 +8,7 @@ import pytest
 from app.errors import BadInput
 from app.graph.raw import raw_version
 from app.graph.readback import export_state
-from tests.backend.helpers import (
+from tests.helpers.backend import (
     assert_error,
     content_md5,
     events,

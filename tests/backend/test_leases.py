@@ -11,11 +11,11 @@ import httpx
 import pytest
 
 from tests.backend.conftest import TOKENS, http_client
-from tests.backend.helpers import assert_error, events, lock_info, versions
+from tests.helpers.backend import assert_error, events, lock_info, versions
 from tests.helpers.graphql_ws import events as delivered
 from tests.helpers.graphql_ws import subscribe
+from tests.helpers.lease_plans import address, plan_doc, state_doc
 from tests.helpers.live_server import LiveServer
-from tests.leases.plans import address, plan_doc, state_doc
 
 NAME = "team/leased"
 URL = f"/states/{NAME}"

@@ -18,7 +18,7 @@ import pytest
 
 from app.tokens import token_hash
 from tests.backend.conftest import TOKENS, http_client
-from tests.backend.helpers import events, lock_info, tf_state, versions
+from tests.helpers.backend import events, lock_info, tf_state, versions
 from tests.helpers.live_server import LiveServer
 
 NAME = "team/locked"

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from tests.backend.conftest import TOKENS, http_client
-from tests.backend.helpers import (
+from tests.helpers.backend import (
     assert_error,
     content_md5,
     events,

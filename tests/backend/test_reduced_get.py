@@ -12,9 +12,9 @@ import pytest
 
 from app.tokens import token_hash
 from tests.backend.conftest import http_client
-from tests.backend.helpers import events
-from tests.graph.states import BUILTIN, resource, state
+from tests.helpers.backend import events
 from tests.helpers.live_server import LiveServer
+from tests.helpers.states import BUILTIN, resource, state
 from tests.helpers.tofu_encryption import tofu
 
 NET = "net/core"

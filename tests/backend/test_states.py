@@ -7,7 +7,7 @@ import pytest
 
 from app.graph.raw import PIECE_BYTES
 from tests.backend.conftest import MAX_STATE_BYTES
-from tests.backend.helpers import assert_error, content_md5, events, tf_state, versions
+from tests.helpers.backend import assert_error, content_md5, events, tf_state, versions
 
 NAME = "team/prod/network"
 URL = f"/states/{NAME}"

@@ -12,9 +12,9 @@ from app.graph.boxes import RadiusBoxes, radius_boxes
 from app.graph.edges import Direction, blast_radius
 from app.graph.resources import find_resource
 from app.graph.write.version import write_version
-from tests.graph.states import WALK_LIMITS
 from tests.helpers.edges import history, instance_edges
 from tests.helpers.fan_in import READER, SOURCE, fan_in_state
+from tests.helpers.states import WALK_LIMITS
 
 _INDEX = re.compile(r"\[[^][]*\]$")
 

@@ -29,7 +29,7 @@ from app.graph.write.version import write_version
 from app.paging import ALL
 from app.tfstate import parse_state
 from tests.conftest import corpus_files
-from tests.graph.states import PASSWORD, resource, state
+from tests.helpers.states import PASSWORD, resource, state
 
 
 def _fleet(serial: int = 1, buckets: int = 6) -> bytes:

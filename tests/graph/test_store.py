@@ -19,9 +19,9 @@ from app.tfstate.scan import scan_stream
 from app.tfstate.stream import NotStreamable
 from bench.generate import generate_state
 from tests.conftest import corpus_files
-from tests.graph.states import resource, state
 from tests.helpers.edges import instance_edges
 from tests.helpers.histories import as_numbers
+from tests.helpers.states import resource, state
 from tests.helpers.strategies import states
 
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 
-from tests.leases.plans import plan_doc, state_doc
-from tests.plans.configurations import network, network_state, plan_with
+from tests.helpers.configurations import network, network_state, plan_with
+from tests.helpers.lease_plans import plan_doc, state_doc
 
 Ask = Callable[[str, dict[str, Any] | None], Awaitable[Any]]
 

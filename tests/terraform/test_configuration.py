@@ -12,8 +12,8 @@ import asyncpg
 import httpx
 import pytest
 
+from tests.helpers.terraform import Backend
 from tests.terraform.conftest import ADMIN_PASSWORD, PASSWORD
-from tests.terraform.harness import Backend
 
 pytestmark = pytest.mark.slow
 

@@ -18,9 +18,9 @@ import httpx
 import pytest
 
 from app import jsonutil
+from tests.helpers.terraform import Backend, Terraform, kill
 from tests.helpers.waiting import wait_until
 from tests.terraform.conftest import ADMIN_PASSWORD, PASSWORD, USERNAME, gate
-from tests.terraform.harness import Backend, Terraform, kill
 
 pytestmark = pytest.mark.slow  # runs real Terraform
 

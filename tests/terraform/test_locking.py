@@ -12,11 +12,11 @@ from typing import TypeVar
 import pytest
 
 from app import db
-from tests.backend.helpers import events
+from tests.helpers.backend import events
 from tests.helpers.live_server import LiveServer
+from tests.helpers.terraform import Backend, Terraform, kill
 from tests.helpers.waiting import wait_until
 from tests.terraform.conftest import ADMIN, gate
-from tests.terraform.harness import Backend, Terraform, kill
 
 pytestmark = pytest.mark.slow  # runs real Terraform
 

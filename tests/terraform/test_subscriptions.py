@@ -7,8 +7,8 @@ import pytest
 
 from tests.helpers.graphql_ws import events, subscribe
 from tests.helpers.live_server import LiveServer, live_server
+from tests.helpers.terraform import Backend
 from tests.terraform.conftest import PASSWORD, USERNAME
-from tests.terraform.harness import Backend
 
 STATE = "team/live"
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from app.tfstate import EncryptedState, EnvelopeError, ScannedState, StateError, parse_body
 from app.tfstate.encrypted import ENVELOPE_KEYS
 from app.tfstate.parse import MAX_SERIAL
-from tests.backend.helpers import tf_state
+from tests.helpers.backend import tf_state
 from tests.helpers.tofu_encryption import altered, tofu
 
 

@@ -10,8 +10,8 @@ import pytest
 from app import db
 from tests.conftest import truncate_all
 from tests.helpers.live_server import LiveServer, live_server
-from tests.webhooks.helpers import delete_webhooks
-from tests.webhooks.receiver import Receiver, receiving
+from tests.helpers.webhook_receiver import Receiver, receiving
+from tests.helpers.webhooks import delete_webhooks
 
 
 @pytest.fixture

@@ -11,11 +11,11 @@ import asyncpg
 import httpx
 import pytest
 
-from tests.backend.helpers import tf_state
+from tests.helpers.backend import tf_state
 from tests.helpers.cli import Cli
 from tests.helpers.live_server import LiveServer
-from tests.webhooks.conftest import server_on_own_database
-from tests.webhooks.helpers import (
+from tests.helpers.webhook_receiver import Receiver
+from tests.helpers.webhooks import (
     FAST,
     SECRET,
     create_webhook,
@@ -24,7 +24,7 @@ from tests.webhooks.helpers import (
     post_state,
     signed,
 )
-from tests.webhooks.receiver import Receiver
+from tests.webhooks.conftest import server_on_own_database
 
 pytestmark = pytest.mark.slow  # runs the CLI in processes of its own
 

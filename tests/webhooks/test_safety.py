@@ -8,8 +8,8 @@ import pytest
 
 from tests.helpers.live_server import LiveServer, live_server
 from tests.helpers.waiting import wait_until_sync
-from tests.webhooks.helpers import FAST, SECRET, create_webhook, data, graphql, post_state
-from tests.webhooks.receiver import receiving
+from tests.helpers.webhook_receiver import receiving
+from tests.helpers.webhooks import FAST, SECRET, create_webhook, data, graphql, post_state
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 

@@ -9,7 +9,7 @@ from typing import Any
 import asyncpg
 import httpx
 
-from tests.graph.states import BUILTIN, resource, state
+from tests.helpers.states import BUILTIN, resource, state
 
 
 def content_md5(body: bytes) -> dict[str, str]:

@@ -5,7 +5,7 @@ from typing import Any
 import httpx
 
 from app.webhooks.signing import verify
-from tests.webhooks.receiver import Received
+from tests.helpers.webhook_receiver import Received
 
 # Loopback receivers over http, retries and checks quick enough for a test.
 FAST = {

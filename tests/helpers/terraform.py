@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-CONFIGS = Path(__file__).resolve().parent / "configs"
+CONFIGS = Path(__file__).resolve().parent.parent / "terraform" / "configs"
 
 # Behaves as the `terraform` CLI: argv in, exit code out.
 _RUNNER = """\
