@@ -478,7 +478,7 @@ def world(server: LiveServer, database_url: str) -> Iterator[tuple[dict[str, Pla
 
     import asyncpg
 
-    from tests.conftest import truncate_all
+    from tests.helpers.databases import truncate_all
 
     async def empty() -> None:
         conn = await asyncpg.connect(database_url)

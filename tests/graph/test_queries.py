@@ -28,7 +28,7 @@ from app.graph.sensitive import sensitive_paths, withhold
 from app.graph.write.version import write_version
 from app.paging import ALL
 from app.tfstate import parse_state
-from tests.conftest import corpus_files
+from tests.helpers.corpus import corpus_files
 from tests.helpers.states import PASSWORD, resource, state
 
 

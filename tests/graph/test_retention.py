@@ -21,7 +21,7 @@ from app.errors import BadInput
 from app.graph.retention import glob_matches, prune
 from app.jsonutil import dumps
 from app.server import create_app
-from tests.conftest import corpus_files
+from tests.helpers.corpus import corpus_files
 from tests.helpers.histories import (
     assert_rows_consistent,
     evolve,

@@ -13,7 +13,7 @@ import asyncpg
 import httpx
 import pytest
 
-from tests.conftest import corpus_files
+from tests.helpers.corpus import corpus_files
 from tests.helpers.live_server import LiveServer
 from tests.terraform.conftest import ADMIN_PASSWORD
 

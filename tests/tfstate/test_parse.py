@@ -7,7 +7,7 @@ from hypothesis import given, settings
 
 from app.tfstate import StateError, parse_state, render_state
 from app.tfstate.address import instance_address, resource_key
-from tests.conftest import corpus_files
+from tests.helpers.corpus import corpus_files
 from tests.helpers.strategies import states
 from tests.helpers.tfstate import BAD_INPUT
 

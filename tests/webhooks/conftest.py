@@ -8,7 +8,7 @@ import asyncpg
 import pytest
 
 from app import db
-from tests.conftest import truncate_all
+from tests.helpers.databases import truncate_all
 from tests.helpers.live_server import LiveServer, live_server
 from tests.helpers.webhook_receiver import Receiver, receiving
 from tests.helpers.webhooks import delete_webhooks
