@@ -10,7 +10,6 @@ import pytest
 from app.access import Role
 from app.config import Settings
 from app.server import create_app
-from tests.api.conftest import error_codes, gql
 from tests.helpers.across import (
     HERE,
     SECRET,
@@ -20,6 +19,7 @@ from tests.helpers.across import (
     write_linked_states,
 )
 from tests.helpers.app import BOOT, as_token
+from tests.helpers.graphql import error_codes, gql
 from tests.helpers.links import remote
 from tests.helpers.states import resource, state
 

@@ -14,7 +14,7 @@ from app.catalog.scopes import create_scope
 from app.graph.readback import export_state
 from app.graph.retention import prune
 from app.iac import service
-from tests.api.conftest import gql
+from tests.helpers.graphql import gql
 from tests.helpers.links import remote
 from tests.helpers.states import resource, state
 

@@ -4,7 +4,7 @@ search, events, diff, node ids."""
 import base64
 
 from app.graph.write.version import write_version
-from tests.api.conftest import error_codes, gql
+from tests.helpers.graphql import error_codes, gql
 from tests.helpers.states import PASSWORD, chain_graph, resource, state
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.api.conftest import error_codes, gql, post
+from tests.helpers.graphql import error_codes, gql, post
 from tests.helpers.iac import DOCUMENT, RESOURCE_LINES, SLUG
 from tests.helpers.live_server import LiveServer, server_fixture
 

@@ -4,7 +4,7 @@ import pytest
 
 from app.api.pagination import MAX_FIRST
 from app.graph.write.version import write_version
-from tests.api.conftest import gql
+from tests.helpers.graphql import gql
 from tests.helpers.states import resource, state
 
 QUERY = """query($after: String, $first: Int) {

@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 
-from tests.api.conftest import error_codes, gql, post
+from tests.helpers.graphql import error_codes, gql, post
 from tests.helpers.states import PASSWORD, resource, state
 
 CREATE = """mutation($input: CreatePolicyInput!) {
