@@ -10,8 +10,7 @@ import httpx
 import pytest
 
 from app.graph.raw import PIECE_BYTES
-from tests.backend.conftest import http_client
-from tests.helpers.backend import versions
+from tests.helpers.backend import http_client, versions
 from tests.helpers.live_server import LiveServer, live_server
 from tests.helpers.states import BUILTIN, resource, state
 from tests.helpers.waiting import wait_until

@@ -10,8 +10,7 @@ import asyncpg
 import httpx
 import pytest
 
-from tests.backend.conftest import TOKENS, http_client
-from tests.helpers.backend import assert_error, events, lock_info, versions
+from tests.helpers.backend import TOKENS, assert_error, events, http_client, lock_info, versions
 from tests.helpers.graphql_ws import events as delivered
 from tests.helpers.graphql_ws import subscribe
 from tests.helpers.lease_plans import address, plan_doc, state_doc

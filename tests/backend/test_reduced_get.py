@@ -11,8 +11,7 @@ import httpx
 import pytest
 
 from app.tokens import token_hash
-from tests.backend.conftest import http_client
-from tests.helpers.backend import events
+from tests.helpers.backend import events, http_client
 from tests.helpers.live_server import LiveServer
 from tests.helpers.states import BUILTIN, resource, state
 from tests.helpers.tofu_encryption import tofu
