@@ -5,8 +5,7 @@ import pytest
 
 from bench.browser import chromium, offline_page
 from tests.helpers.live_server import LiveServer
-from tests.helpers.terraform import Backend
-from tests.terraform.conftest import PASSWORD, USERNAME
+from tests.helpers.terraform import PASSWORD, USERNAME, Backend
 
 STATE = "team/dashboard"
 SHOWS_WITHIN_MS = 2000  # the bound, from the apply's end (its write committed)

@@ -6,9 +6,8 @@ import pytest
 
 from tests.helpers.backend import content_md5
 from tests.helpers.states import state
-from tests.helpers.terraform import Backend
+from tests.helpers.terraform import PASSWORD, USERNAME, Backend
 from tests.helpers.tofu_encryption import tofu
-from tests.terraform.conftest import PASSWORD, USERNAME
 
 pytestmark = pytest.mark.slow  # runs real Terraform
 

@@ -11,8 +11,7 @@ import pytest
 
 from tests.helpers.live_server import LiveServer, live_server
 from tests.helpers.postgres_tools import pg_dump
-from tests.helpers.terraform import Backend
-from tests.terraform.conftest import PASSWORD, USERNAME
+from tests.helpers.terraform import PASSWORD, USERNAME, Backend
 
 pytestmark = pytest.mark.slow  # runs real Terraform
 

@@ -18,9 +18,16 @@ import httpx
 import pytest
 
 from app import jsonutil
-from tests.helpers.terraform import Backend, Terraform, kill
+from tests.helpers.terraform import (
+    ADMIN_PASSWORD,
+    PASSWORD,
+    USERNAME,
+    Backend,
+    Terraform,
+    gate,
+    kill,
+)
 from tests.helpers.waiting import wait_until
-from tests.terraform.conftest import ADMIN_PASSWORD, PASSWORD, USERNAME, gate
 
 pytestmark = pytest.mark.slow  # runs real Terraform
 

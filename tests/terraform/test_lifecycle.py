@@ -9,8 +9,7 @@ import pytest
 
 from tests.helpers.backend import events, versions
 from tests.helpers.edges import instance_edges
-from tests.helpers.terraform import Backend, Terraform
-from tests.terraform.conftest import PASSWORD, PREFIXES, USERNAME
+from tests.helpers.terraform import PASSWORD, PREFIXES, USERNAME, Backend, Terraform
 
 pytestmark = pytest.mark.slow  # runs real Terraform
 

@@ -14,9 +14,8 @@ import pytest
 from app import db
 from tests.helpers.backend import events
 from tests.helpers.live_server import LiveServer
-from tests.helpers.terraform import Backend, Terraform, kill
+from tests.helpers.terraform import ADMIN, Backend, Terraform, gate, kill
 from tests.helpers.waiting import wait_until
-from tests.terraform.conftest import ADMIN, gate
 
 pytestmark = pytest.mark.slow  # runs real Terraform
 

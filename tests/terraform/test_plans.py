@@ -12,8 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.helpers.terraform import Backend, Terraform
-from tests.terraform.conftest import ADMIN_PASSWORD, PASSWORD, USERNAME
+from tests.helpers.terraform import ADMIN_PASSWORD, PASSWORD, USERNAME, Backend, Terraform
 
 pytestmark = pytest.mark.slow
 

@@ -9,8 +9,7 @@ from app.errors import BadInput
 from app.graph import policies
 from app.graph.policies import PolicySpec
 from tests.helpers.backend import versions
-from tests.helpers.terraform import Backend
-from tests.terraform.conftest import USERNAME
+from tests.helpers.terraform import USERNAME, Backend
 
 pytestmark = pytest.mark.slow  # runs real Terraform
 

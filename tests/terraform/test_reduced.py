@@ -15,7 +15,7 @@ import pytest
 
 from tests.helpers.corpus import corpus_files
 from tests.helpers.live_server import LiveServer
-from tests.terraform.conftest import ADMIN_PASSWORD
+from tests.helpers.terraform import ADMIN_PASSWORD
 
 pytestmark = pytest.mark.slow
 

@@ -7,8 +7,7 @@ import pytest
 
 from tests.helpers.graphql_ws import events, subscribe
 from tests.helpers.live_server import LiveServer, live_server
-from tests.helpers.terraform import Backend
-from tests.terraform.conftest import PASSWORD, USERNAME
+from tests.helpers.terraform import PASSWORD, USERNAME, Backend
 
 STATE = "team/live"
 

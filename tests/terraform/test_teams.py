@@ -18,8 +18,7 @@ import httpx
 import pytest
 
 from tests.helpers.live_server import LiveServer
-from tests.helpers.terraform import Backend, Result, Terraform
-from tests.terraform.conftest import ADMIN_PASSWORD
+from tests.helpers.terraform import ADMIN_PASSWORD, Backend, Result, Terraform
 
 pytestmark = pytest.mark.slow
 
