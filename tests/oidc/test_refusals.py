@@ -17,10 +17,9 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from tests.helpers.graphql_ws import connected, ws_url
 from tests.helpers.live_server import LiveServer, live_server
-from tests.helpers.oidc import basic, post_state
+from tests.helpers.oidc import basic, oidc_server_env, post_state
 from tests.helpers.oidc_issuer import AUDIENCE, LocalIssuer, github_claims, new_key, oidc_config
 from tests.helpers.waiting import wait_until_sync
-from tests.oidc.conftest import oidc_server_env
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 

@@ -11,10 +11,9 @@ import httpx
 import pytest
 
 from tests.helpers.live_server import LiveServer
-from tests.helpers.oidc import basic, bearer, post_state, run_cli
+from tests.helpers.oidc import ADMIN, basic, bearer, post_state, run_cli
 from tests.helpers.oidc_issuer import LocalIssuer, github_claims, gitlab_claims
 from tests.helpers.waiting import wait_until_sync
-from tests.oidc.conftest import ADMIN
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 

