@@ -22,9 +22,9 @@ from tests.helpers.webhooks import (
     data,
     graphql,
     post_state,
+    server_on_own_database,
     signed,
 )
-from tests.webhooks.conftest import server_on_own_database
 
 pytestmark = pytest.mark.slow  # runs the CLI in processes of its own
 

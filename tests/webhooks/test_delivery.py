@@ -17,9 +17,9 @@ from tests.helpers.webhooks import (
     create_webhook,
     data,
     post_state,
+    server_on_own_database,
     signed,
 )
-from tests.webhooks.conftest import server_on_own_database
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 

@@ -2,8 +2,15 @@
 token closes an open server, so this module has a server (and database) of its own."""
 
 from tests.helpers.webhook_receiver import receiving
-from tests.helpers.webhooks import FAST, TOKEN_KINDS, create_webhook, data, graphql, signed
-from tests.webhooks.conftest import server_on_own_database
+from tests.helpers.webhooks import (
+    FAST,
+    TOKEN_KINDS,
+    create_webhook,
+    data,
+    graphql,
+    server_on_own_database,
+    signed,
+)
 
 server = server_on_own_database(FAST)
 
