@@ -46,9 +46,8 @@ def _expected(
         far, near = (dependent, dependency)
         if direction is Direction.DEPENDENCIES:
             far, near = near, far
-        if far in placed and near in placed and placed[far] > 0:
-            if placed[near] == placed[far] - 1:
-                bundles[placed[far], box(near), box(far)] += 1
+        if far in placed and near in placed and placed[far] > 0 and placed[near] == placed[far] - 1:
+            bundles[placed[far], box(near), box(far)] += 1
     return boxes, {(d, n, f, count, None) for (d, n, f), count in bundles.items()}
 
 
