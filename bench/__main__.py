@@ -20,7 +20,7 @@ from app.config import Settings
 from bench.cases import FULL, GROUPS, TINY, Env, Size
 from bench.harness import Result, table
 from bench.http import Client
-from tests.live_server import live_server
+from tests.helpers.live_server import live_server
 
 RESULTS = Path(__file__).resolve().parent / "results.json"
 

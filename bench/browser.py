@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from playwright.async_api import Page, Route, async_playwright
 
-from tests.browser import chromium
+from tests.helpers.browser import chromium
 
 
 @dataclass

@@ -37,7 +37,7 @@ from bench.generate import generate_state
 from bench.generate_iac import RESOURCES_PER_TABLE, generate_document
 from bench.harness import Result, alternate
 from bench.http import Client, Response
-from tests.live_server import live_server
+from tests.helpers.live_server import live_server
 
 
 @dataclass(frozen=True)

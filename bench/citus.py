@@ -26,8 +26,8 @@ from bench.cases import (
 from bench.generate import generate_state
 from bench.harness import Result, alternate
 from bench.http import Client
-from tests.citus_cluster import CITUS_URL, cluster_database
-from tests.live_server import live_server
+from tests.helpers.citus_cluster import CITUS_URL, cluster_database
+from tests.helpers.live_server import live_server
 
 # The cluster's three nodes share the machine with the single node: the group's states
 # are of at most this many instances (the import and change cases) ...

@@ -8,7 +8,7 @@ from app.configuration.parse import parse_configuration
 from app.configuration.store import PUSH, record_configuration
 from bench.cases import BenchError, Env, graphql
 from bench.harness import Result, alternate
-from tests.graph.states import resource, state
+from tests.helpers.states import resource, state
 
 CALLS = 20
 SOURCE = "terraform-aws-modules/vpc/aws"

@@ -25,7 +25,7 @@ from bench.generate import generate_state
 from bench.harness import Result, alternate
 from bench.http import Client
 from bench.stages import FLOOR_EDGE_COLUMNS, FLOOR_RESOURCE_COLUMNS, floor_rows, process_cpu
-from tests.live_server import live_server
+from tests.helpers.live_server import live_server
 
 _FLOOR = """
     DROP TABLE IF EXISTS durable_versions, durable_resources, durable_edges;

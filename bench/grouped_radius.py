@@ -7,7 +7,7 @@ import urllib.parse
 
 from bench.cases import _HTML, BenchError, Env, _ok
 from bench.harness import Result, alternate
-from tests.graph.states import grouped_radius
+from tests.helpers.states import grouped_radius
 
 _STATE = "bench/grouped-radius"
 _GROUPS = [

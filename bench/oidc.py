@@ -18,9 +18,9 @@ from app.oidc.config import parse
 from app.oidc.verify import Verifier
 from bench.cases import TINY, BenchError, Env
 from bench.harness import Result, alternate
-from tests.backend.helpers import tf_state
-from tests.live_server import live_server
-from tests.oidc_issuer import LocalIssuer, github_claims, oidc_config
+from tests.helpers.backend import tf_state
+from tests.helpers.live_server import live_server
+from tests.helpers.oidc_issuer import LocalIssuer, github_claims, oidc_config
 
 STATE = "prod/bench-oidc"
 BOOT = "bench-boot-secret"

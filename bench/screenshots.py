@@ -26,7 +26,7 @@ from app.config import Settings
 from bench.__main__ import bench_url
 from bench.browser import offline_page
 from bench.generate import generate_state
-from tests.live_server import LiveServer, live_server
+from tests.helpers.live_server import LiveServer, live_server
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 USER, TOKEN = "admin", "screenshot-token"

@@ -4,8 +4,8 @@ stale, rendered by the server."""
 
 from bench.cases import _HTML, BenchError, Env, _ok
 from bench.harness import Result, alternate
-from tests.graph.states import resource, state
 from tests.helpers.links import estate, produced, remote
+from tests.helpers.states import resource, state
 
 MAP_STATES = 50
 _PREFIX = "bench/map-"

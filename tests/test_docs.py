@@ -9,7 +9,7 @@ import pytest
 from graphql import parse, validate
 
 from app.api.schema import schema
-from tests.live_server import ROOT
+from tests.helpers.live_server import ROOT
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _BLOCK = re.compile(r"```graphql\n(.*?)```", re.DOTALL)

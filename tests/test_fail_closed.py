@@ -8,9 +8,9 @@ from datetime import datetime, timedelta
 import httpx
 import pytest
 
-from tests.backend.helpers import assert_error, tf_state
-from tests.live_server import LiveServer, live_server, server_fixture
-from tests.waiting import wait_until_sync
+from tests.helpers.backend import assert_error, tf_state
+from tests.helpers.live_server import LiveServer, live_server, server_fixture
+from tests.helpers.waiting import wait_until_sync
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.framing import with_frame_ancestors
-from tests.live_server import LiveServer, server_fixture
+from tests.helpers.live_server import LiveServer, server_fixture
 
 TOKEN = "frame-secret"
 server = server_fixture({"INFRAGRAPH_API_TOKENS": f"ops:{TOKEN}"}, scope="module")

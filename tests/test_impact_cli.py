@@ -9,9 +9,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.graph.states import resource, state
-from tests.live_server import LiveServer, server_fixture
-from tests.plans.plans import as_bytes, change, plan
+from tests.helpers.live_server import LiveServer, server_fixture
+from tests.helpers.plans import as_bytes, change, plan
+from tests.helpers.states import resource, state
 
 pytestmark = pytest.mark.slow  # runs the CLI in processes of its own
 

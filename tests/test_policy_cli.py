@@ -6,9 +6,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.graph.states import resource, state
 from tests.helpers.cli import TOKEN, Cli, cli_server
-from tests.live_server import LiveServer
+from tests.helpers.live_server import LiveServer
+from tests.helpers.states import resource, state
 
 pytestmark = pytest.mark.slow  # runs the CLI in processes of its own
 

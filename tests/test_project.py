@@ -99,8 +99,8 @@ def _module_name(path: Path) -> str:
 
 
 def test_no_test_module_imports_another() -> None:
-    # shared data and helpers live in helper modules (tests/helpers/, tests/*.py), so each
-    # test module is collected once, under one name, and stands on its own
+    # shared data and functions live in tests/helpers/, so each test module is collected
+    # once, under one name, and stands on its own
     imports = {
         str(path.relative_to(ROOT)): found
         for path in _python_files("tests", "bench")
@@ -150,13 +150,15 @@ def later() -> None:
         "test_parse",
         "suite.test_cli",
     ]
-    helpers = "from tests.graph.states import resource\nfrom tests.waiting import wait_until\n"
+    helpers = (
+        "from tests.helpers.states import resource\nfrom tests.helpers.waiting import wait_until\n"
+    )
     assert imported_test_modules(helpers) == []
     defined = ast.parse(
         "import pytest\n@pytest.fixture(scope='session')\nasync def app(): ...\n"
         "@pytest.fixture\ndef client(app): ...\ndef gql(): ...\n"
     )
-    fixtures = {"tests.api.conftest": _fixtures(defined)}
-    assert fixtures == {"tests.api.conftest": {"app", "client"}}
-    reexport = "from tests.api.conftest import (\n    app,\n    gql,\n)\n"
-    assert fixtures_imported(reexport, fixtures) == ["tests.api.conftest.app"]
+    fixtures = {"suite.api.conftest": _fixtures(defined)}
+    assert fixtures == {"suite.api.conftest": {"app", "client"}}
+    reexport = "from suite.api.conftest import (\n    app,\n    gql,\n)\n"
+    assert fixtures_imported(reexport, fixtures) == ["suite.api.conftest.app"]

@@ -12,9 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.helpers.live_server import live_server
+from tests.helpers.postgres_tools import pg_dump
 from tests.helpers.secrets import PLANTED, leaks, secret_state
-from tests.live_server import live_server
-from tests.postgres_tools import pg_dump
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.backend.helpers import tf_state
+from tests.helpers.backend import tf_state
 from tests.helpers.cli import Cli, cli_server
-from tests.live_server import LiveServer
+from tests.helpers.live_server import LiveServer
 
 pytestmark = pytest.mark.slow  # runs the CLI in processes of its own
 

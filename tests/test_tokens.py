@@ -15,10 +15,10 @@ from app import tokens
 from app.access import Role
 from app.auth import TokenCache
 from app.errors import BadInput, Conflict
-from tests.backend.helpers import assert_error, tf_state
-from tests.live_server import live_server, server_fixture
-from tests.postgres_tools import client_program
-from tests.waiting import wait_until_sync
+from tests.helpers.backend import assert_error, tf_state
+from tests.helpers.live_server import live_server, server_fixture
+from tests.helpers.postgres_tools import client_program
+from tests.helpers.waiting import wait_until_sync
 
 BOOT = "boot-secret"
 server = server_fixture(

@@ -62,10 +62,10 @@ from app.api.schema import schema
 from app.backend.routes import _HANDLERS
 from app.config import Settings
 from app.server import create_app
-from tests.backend.helpers import lock_info, tf_state
-from tests.graph.states import chain_graph
+from tests.helpers.backend import lock_info, tf_state
 from tests.helpers.iac import DOCUMENT
-from tests.live_server import LiveServer, server_fixture
+from tests.helpers.live_server import LiveServer, server_fixture
+from tests.helpers.states import chain_graph
 
 BOOT = "boot-secret"
 server = server_fixture({"INFRAGRAPH_API_TOKENS": f"boot:{BOOT}"}, scope="module")
@@ -478,7 +478,7 @@ def world(server: LiveServer, database_url: str) -> Iterator[tuple[dict[str, Pla
 
     import asyncpg
 
-    from tests.conftest import truncate_all
+    from tests.helpers.databases import truncate_all
 
     async def empty() -> None:
         conn = await asyncpg.connect(database_url)

@@ -10,8 +10,6 @@ import pytest
 from app.access import Role
 from app.config import Settings
 from app.server import create_app
-from tests.api.conftest import error_codes, gql
-from tests.graph.states import resource, state
 from tests.helpers.across import (
     HERE,
     SECRET,
@@ -21,7 +19,9 @@ from tests.helpers.across import (
     write_linked_states,
 )
 from tests.helpers.app import BOOT, as_token
+from tests.helpers.graphql import error_codes, gql
 from tests.helpers.links import remote
+from tests.helpers.states import resource, state
 
 # The cursor goes into the text: a variable in a list argument below a list of resources
 # fails in app/api/runtime/lookahead.py with graphql-core 3.3 (variable_values is no longer a dict).

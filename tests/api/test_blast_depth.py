@@ -8,9 +8,9 @@ import pytest
 
 from app.graph.write.version import write_version
 from bench.generate import generate_plain_lists
-from tests.api.conftest import gql
-from tests.graph.states import chain_graph
 from tests.helpers.across import write_linked_states
+from tests.helpers.graphql import gql
+from tests.helpers.states import chain_graph
 
 RADIUS = """query($maxDepth: Int, $after: String) {
   blastRadius(state: "g", address: "terraform_data.r", maxDepth: $maxDepth, first: 4,

@@ -8,8 +8,8 @@ from functools import cached_property
 from app.api.graph.loaders import GraphLoaders
 from app.config import Settings
 from app.graph.write.version import write_version
-from tests.api.conftest import error_codes, gql
-from tests.graph.states import chain_graph, resource, state
+from tests.helpers.graphql import error_codes, gql
+from tests.helpers.states import chain_graph, resource, state
 
 T = "terraform_data."
 PAGE = """query($after: String, $serial: Int) {

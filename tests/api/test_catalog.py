@@ -4,7 +4,7 @@ table deletion, record pages, error codes, and statements that do not grow with 
 import uuid
 from typing import Any
 
-from tests.api.conftest import error_codes, gql
+from tests.helpers.graphql import error_codes, gql
 
 TABLE_FIELDS = """
     id name description settings tags

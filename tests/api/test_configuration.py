@@ -10,9 +10,9 @@ import httpx
 from app.access import Role
 from app.configuration.parse import config_address
 from app.graph.retention import prune_state
-from tests.api.conftest import error_codes, gql
 from tests.helpers.app import BOOT, MakeToken, as_token
-from tests.plans.configurations import network, network_state, plan_with
+from tests.helpers.configurations import network, network_state, plan_with
+from tests.helpers.graphql import error_codes, gql
 
 JSON = {"Content-Type": "application/json"}
 PUSH = """mutation($state: String!, $plan: JSON!) { pushConfiguration(state: $state, plan: $plan) {

@@ -12,10 +12,10 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from app.config import Settings
-from tests.backend.helpers import lock_info
-from tests.browser import browser_fixture
-from tests.graphql_ws import wait_for_subscriptions
-from tests.live_server import LiveServer, live_server
+from tests.helpers.backend import lock_info
+from tests.helpers.browser import browser_fixture
+from tests.helpers.graphql_ws import wait_for_subscriptions
+from tests.helpers.live_server import LiveServer, live_server
 
 TOKEN = "s3cret"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}

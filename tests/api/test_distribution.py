@@ -14,9 +14,9 @@ from app.catalog.scopes import create_scope
 from app.graph.readback import export_state
 from app.graph.retention import prune
 from app.iac import service
-from tests.api.conftest import gql
-from tests.graph.states import resource, state
+from tests.helpers.graphql import gql
 from tests.helpers.links import remote
+from tests.helpers.states import resource, state
 
 # The tables that grow with the states: distributed by state_id (with the kept blast-radius
 # walks, migration 0010, and the links between states, 0015). Links are found by producer

@@ -3,9 +3,9 @@ where there is simply nothing to read; a diff that cannot be made says why."""
 
 from app.graph.write.version import write_version
 from app.tfstate import parse_body
-from tests.api.conftest import gql, post
-from tests.backend.helpers import tf_state
-from tests.tofu_encryption import tofu
+from tests.helpers.backend import tf_state
+from tests.helpers.graphql import gql, post
+from tests.helpers.tofu_encryption import tofu
 
 
 async def _write(conn, name: str, body: bytes) -> None:

@@ -9,8 +9,8 @@ from app.api.runtime.limits import MAX_ALIASES, MAX_DEPTH, MAX_TOKENS
 from app.config import Settings
 from app.graph.write.version import write_version
 from app.server import create_app
-from tests.api.conftest import error_codes, gql, post
-from tests.graph.states import chain_graph
+from tests.helpers.graphql import error_codes, gql, post
+from tests.helpers.states import chain_graph
 
 
 def _aliases(count: int, field: str) -> str:

@@ -4,8 +4,8 @@ search, events, diff, node ids."""
 import base64
 
 from app.graph.write.version import write_version
-from tests.api.conftest import error_codes, gql
-from tests.graph.states import PASSWORD, chain_graph, resource, state
+from tests.helpers.graphql import error_codes, gql
+from tests.helpers.states import PASSWORD, chain_graph, resource, state
 
 
 def _app_state(serial: int, *, size: int = 10, password: str = "s3cret") -> bytes:

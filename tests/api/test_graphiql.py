@@ -14,9 +14,9 @@ import pytest
 from playwright.sync_api import Browser, Page, Request, Route, expect
 
 from app.api.app import GRAPHIQL_DIR
-from tests.browser import browser_fixture
-from tests.conftest import database_of_its_own
-from tests.live_server import LiveServer, live_server, server_fixture
+from tests.helpers.browser import browser_fixture
+from tests.helpers.databases import database_of_its_own
+from tests.helpers.live_server import LiveServer, live_server, server_fixture
 
 server = server_fixture(scope="module")
 browser = browser_fixture()

@@ -8,8 +8,8 @@ import pytest
 from app.api.media import GRAPHQL_RESPONSE, JSON, response_media_type
 from app.api.runtime.limits import MAX_ALIASES
 from app.graph.write.version import write_version
-from tests.graph.states import chain_graph
-from tests.live_server import server_fixture
+from tests.helpers.live_server import server_fixture
+from tests.helpers.states import chain_graph
 
 ASKS = {"Accept": GRAPHQL_RESPONSE}
 server = server_fixture()

@@ -9,9 +9,9 @@ from typing import Any
 
 import httpx
 
-from tests.graph.states import resource, state
 from tests.helpers.links import remote
-from tests.live_server import LiveServer, server_fixture
+from tests.helpers.live_server import LiveServer, server_fixture
+from tests.helpers.states import resource, state
 
 BOOT = "boot-secret"
 server = server_fixture({"INFRAGRAPH_API_TOKENS": f"boot:{BOOT}"}, scope="module")

@@ -1,7 +1,7 @@
 """Resource.history through GraphQL: paged newest first, sensitive values withheld."""
 
 from app.graph.write.version import write_version
-from tests.api.conftest import gql
+from tests.helpers.graphql import gql
 from tests.helpers.histories import history_version
 
 HISTORY = """query($state: String!, $address: String!, $after: String) {

@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.api.conftest import error_codes, gql, post
+from tests.helpers.graphql import error_codes, gql, post
 from tests.helpers.iac import DOCUMENT, RESOURCE_LINES, SLUG
-from tests.live_server import LiveServer, server_fixture
+from tests.helpers.live_server import LiveServer, server_fixture
 
 server = server_fixture(scope="module")
 

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from app.jsonutil import dumps
-from tests.api.conftest import gql, post
+from tests.helpers.graphql import gql, post
 
 SLUG = "crm"
 CHATROOM = "5f0c1d2e-3a4b-4c5d-8e6f-708192a3b4c5"

@@ -4,8 +4,8 @@ import pytest
 
 from app.api.pagination import MAX_FIRST
 from app.graph.write.version import write_version
-from tests.api.conftest import gql
-from tests.graph.states import resource, state
+from tests.helpers.graphql import gql
+from tests.helpers.states import resource, state
 
 QUERY = """query($after: String, $first: Int) {
   resources(first: $first, after: $after) {

@@ -18,7 +18,7 @@ from app.config import Settings
 from app.graph import edges
 from app.graph.resources import find_resource
 from app.graph.write.version import write_version
-from tests.graph.states import PASSWORD, chain_graph, resource, state
+from tests.helpers.states import PASSWORD, chain_graph, resource, state
 
 # a counted instance with a sensitive attribute, in the blast radius of the VPC
 DB = resource("aws_db_instance", "db", keys=[0], sensitive=PASSWORD, depends_on=["aws_vpc.main"])

@@ -10,11 +10,11 @@ import httpx
 from app.access import Role
 from app.api.plans.types import plan_id
 from app.graph.retention import prune
-from tests.api.conftest import error_codes, gql
-from tests.graph.states import resource, state
 from tests.helpers.app import BOOT, MakeToken, as_token
+from tests.helpers.graphql import error_codes, gql
 from tests.helpers.links import remote
-from tests.plans.plans import as_bytes, change, plan
+from tests.helpers.plans import as_bytes, change, plan
+from tests.helpers.states import resource, state
 
 JSON = {"Content-Type": "application/json"}
 HERE = "http://test/states/"

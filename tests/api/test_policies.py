@@ -6,8 +6,8 @@ from typing import Any
 
 import httpx
 
-from tests.api.conftest import error_codes, gql, post
-from tests.graph.states import PASSWORD, resource, state
+from tests.helpers.graphql import error_codes, gql, post
+from tests.helpers.states import PASSWORD, resource, state
 
 CREATE = """mutation($input: CreatePolicyInput!) {
   createPolicy(input: $input) {

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from app.graph.write.version import write_version
-from tests.api.conftest import gql
-from tests.graph.states import BUILTIN, resource
+from tests.helpers.graphql import gql
+from tests.helpers.states import BUILTIN, resource
 
 NESTED = [[{"type": "get_attr", "value": "auth"}, {"type": "get_attr", "value": "key"}]]
 LISTED = [

@@ -14,9 +14,9 @@ import httpx
 
 from app import crypto
 from app.graph.digests import python_digest
-from tests.graph.states import resource, state
-from tests.live_server import LiveServer, server_fixture
-from tests.postgres_tools import pg_dump
+from tests.helpers.live_server import LiveServer, server_fixture
+from tests.helpers.postgres_tools import pg_dump
+from tests.helpers.states import resource, state
 
 BOOT = "boot-secret"
 KEY = os.urandom(32)

@@ -6,7 +6,7 @@ import pytest
 
 from app.config import MIB, Settings
 from app.server import create_app
-from tests.api.conftest import post
+from tests.helpers.graphql import post
 
 PLAN = 'mutation($d: String!) { plan(scope: "crm", document: $d) { hash } }'
 DOCUMENT = '{"kind": "header", "system": "crm", "version": 1}\n' + "\n" * 200

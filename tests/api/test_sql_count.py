@@ -7,9 +7,9 @@ from app.graph.events import append_event
 from app.graph.write.version import write_version
 from app.webhooks.kinds import EventKind
 from app.webhooks.store import create_webhook
-from tests.api.conftest import gql
-from tests.graph.states import resource, state
-from tests.plans.configurations import call, config_resource, configuration, module, refs
+from tests.helpers.configurations import call, config_resource, configuration, module, refs
+from tests.helpers.graphql import gql
+from tests.helpers.states import resource, state
 
 LIST = """query($first: Int!) {
   resources(first: $first, filter: {state: "big"}) {

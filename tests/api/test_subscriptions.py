@@ -12,9 +12,9 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from app import tokens
 from app.graph.notify import QUEUE_SIZE
-from tests.backend.helpers import lock_info
-from tests.graphql_ws import connected, events, next_message, subscribe
-from tests.live_server import LiveServer, server_fixture
+from tests.helpers.backend import lock_info
+from tests.helpers.graphql_ws import connected, events, next_message, subscribe
+from tests.helpers.live_server import LiveServer, server_fixture
 
 TOKEN = "s3cret"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}

@@ -13,9 +13,9 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.backend.helpers import lock_info
-from tests.graphql_ws import connected, events, next_message, subscribe, ws_url
-from tests.live_server import LiveServer, live_server, server_fixture
+from tests.helpers.backend import lock_info
+from tests.helpers.graphql_ws import connected, events, next_message, subscribe, ws_url
+from tests.helpers.live_server import LiveServer, live_server, server_fixture
 
 BOOT = "boot-secret"
 ENV = {"INFRAGRAPH_API_TOKENS": f"boot:{BOOT}"}

@@ -6,10 +6,8 @@ import asyncpg
 import httpx
 import pytest
 
-from tests.live_server import LiveServer, server_fixture
-
-TOKENS = {"tf": "tf-secret", "ci": "ci-secret"}
-MAX_STATE_BYTES = 12 * 1024 * 1024  # above the 8 MiB GET slices, so big states stream
+from tests.helpers.backend import MAX_STATE_BYTES, TOKENS, http_client
+from tests.helpers.live_server import LiveServer, server_fixture
 
 server = server_fixture(
     {
@@ -17,16 +15,6 @@ server = server_fixture(
         "INFRAGRAPH_MAX_STATE_BYTES": str(MAX_STATE_BYTES),
     }
 )
-
-
-def http_client(server: LiveServer, auth: tuple[str, str] | None) -> httpx.AsyncClient:
-    return httpx.AsyncClient(
-        base_url=server.url,
-        auth=auth,
-        headers={"Content-Type": "application/json"},  # what Terraform sends
-        timeout=120,
-        limits=httpx.Limits(max_connections=100, max_keepalive_connections=100),
-    )
 
 
 @pytest.fixture

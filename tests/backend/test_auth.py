@@ -6,9 +6,8 @@ from types import SimpleNamespace
 import pytest
 
 from app.auth import UNVERIFIED, AuthMiddleware, TokenCache, authenticate
-from tests.backend.conftest import TOKENS, http_client
-from tests.backend.helpers import assert_error, events, tf_state
-from tests.live_server import server_fixture
+from tests.helpers.backend import TOKENS, assert_error, events, http_client, tf_state
+from tests.helpers.live_server import server_fixture
 
 open_server = server_fixture({"INFRAGRAPH_API_TOKENS": None}, scope="module")
 

@@ -4,7 +4,7 @@ import asyncio
 import json
 from collections import Counter
 
-from tests.backend.helpers import content_md5, lock_info, tf_state, versions
+from tests.helpers.backend import content_md5, lock_info, tf_state, versions
 
 NAME = "race/state"
 URL = f"/states/{NAME}"

@@ -10,11 +10,10 @@ import httpx
 import pytest
 
 from app.graph.raw import PIECE_BYTES
-from tests.backend.conftest import http_client
-from tests.backend.helpers import versions
-from tests.graph.states import BUILTIN, resource, state
-from tests.live_server import LiveServer, live_server
-from tests.waiting import wait_until
+from tests.helpers.backend import http_client, versions
+from tests.helpers.live_server import LiveServer, live_server
+from tests.helpers.states import BUILTIN, resource, state
+from tests.helpers.waiting import wait_until
 
 NAME = "crash/state"
 URL = f"/states/{NAME}"

@@ -8,7 +8,7 @@ import pytest
 from app.errors import BadInput
 from app.graph.raw import raw_version
 from app.graph.readback import export_state
-from tests.backend.helpers import (
+from tests.helpers.backend import (
     assert_error,
     content_md5,
     events,
@@ -18,7 +18,7 @@ from tests.backend.helpers import (
     unlock,
     versions,
 )
-from tests.tofu_encryption import altered, tofu
+from tests.helpers.tofu_encryption import altered, tofu
 
 NAME = "team/prod/secrets"
 URL = f"/states/{NAME}"

@@ -10,12 +10,11 @@ import asyncpg
 import httpx
 import pytest
 
-from tests.backend.conftest import TOKENS, http_client
-from tests.backend.helpers import assert_error, events, lock_info, versions
-from tests.graphql_ws import events as delivered
-from tests.graphql_ws import subscribe
-from tests.leases.plans import address, plan_doc, state_doc
-from tests.live_server import LiveServer
+from tests.helpers.backend import TOKENS, assert_error, events, http_client, lock_info, versions
+from tests.helpers.graphql_ws import events as delivered
+from tests.helpers.graphql_ws import subscribe
+from tests.helpers.lease_plans import address, plan_doc, state_doc
+from tests.helpers.live_server import LiveServer
 
 NAME = "team/leased"
 URL = f"/states/{NAME}"

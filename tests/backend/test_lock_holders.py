@@ -17,9 +17,8 @@ import httpx
 import pytest
 
 from app.tokens import token_hash
-from tests.backend.conftest import TOKENS, http_client
-from tests.backend.helpers import events, lock_info, tf_state, versions
-from tests.live_server import LiveServer
+from tests.helpers.backend import TOKENS, events, http_client, lock_info, tf_state, versions
+from tests.helpers.live_server import LiveServer
 
 NAME = "team/locked"
 URL = f"/states/{NAME}"

@@ -4,11 +4,12 @@ import json
 
 import pytest
 
-from tests.backend.conftest import TOKENS, http_client
-from tests.backend.helpers import (
+from tests.helpers.backend import (
+    TOKENS,
     assert_error,
     content_md5,
     events,
+    http_client,
     lock,
     lock_info,
     tf_state,

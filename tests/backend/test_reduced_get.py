@@ -11,11 +11,10 @@ import httpx
 import pytest
 
 from app.tokens import token_hash
-from tests.backend.conftest import http_client
-from tests.backend.helpers import events
-from tests.graph.states import BUILTIN, resource, state
-from tests.live_server import LiveServer
-from tests.tofu_encryption import tofu
+from tests.helpers.backend import events, http_client
+from tests.helpers.live_server import LiveServer
+from tests.helpers.states import BUILTIN, resource, state
+from tests.helpers.tofu_encryption import tofu
 
 NET = "net/core"
 SECRET_ATTRIBUTE = "PLANTED-attribute-secret"

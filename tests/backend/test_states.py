@@ -6,8 +6,14 @@ import json
 import pytest
 
 from app.graph.raw import PIECE_BYTES
-from tests.backend.conftest import MAX_STATE_BYTES
-from tests.backend.helpers import assert_error, content_md5, events, tf_state, versions
+from tests.helpers.backend import (
+    MAX_STATE_BYTES,
+    assert_error,
+    content_md5,
+    events,
+    tf_state,
+    versions,
+)
 
 NAME = "team/prod/network"
 URL = f"/states/{NAME}"

@@ -6,8 +6,8 @@ import asyncpg
 import pytest
 
 from app import citus, db
-from tests.citus_cluster import citus_url, cluster_database, join_cluster, serving
-from tests.citus_workload import READS, comparable, gql, network, run
+from tests.helpers.citus_cluster import citus_url, cluster_database, join_cluster, serving
+from tests.helpers.citus_workload import READS, comparable, gql, network, run
 
 pytestmark = [pytest.mark.citus, pytest.mark.slow]
 

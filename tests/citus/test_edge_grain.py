@@ -7,7 +7,7 @@ import pytest
 from app import citus, db
 from app.graph.write import version as write_version_module
 from app.graph.write.version import write_version
-from tests.citus_cluster import citus_url, cluster_database
+from tests.helpers.citus_cluster import citus_url, cluster_database
 from tests.helpers.edges import history, instance_edges, old_edges, old_writer
 from tests.helpers.fan_in import fan_in_state
 

@@ -12,8 +12,8 @@ from typing import Any
 import asyncpg
 import pytest
 
-from tests.citus_cluster import citus_url, cluster_database, serving
-from tests.citus_workload import gql, network
+from tests.helpers.citus_cluster import citus_url, cluster_database, serving
+from tests.helpers.citus_workload import gql, network
 
 pytestmark = [pytest.mark.citus, pytest.mark.slow]
 

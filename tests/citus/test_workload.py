@@ -2,9 +2,9 @@
 
 import pytest
 
-from tests.citus_cluster import citus_url, cluster_database, serving
-from tests.citus_workload import run
-from tests.conftest import throwaway_database
+from tests.helpers.citus_cluster import citus_url, cluster_database, serving
+from tests.helpers.citus_workload import run
+from tests.helpers.databases import throwaway_database
 
 pytestmark = [pytest.mark.citus, pytest.mark.slow]
 

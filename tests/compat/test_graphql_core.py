@@ -6,7 +6,7 @@ from typing import Any
 from graphql import GraphQLObjectType, build_schema, parse
 from graphql.execution import execute
 
-from tests.compat.hooks import attribute, parameters, require
+from tests.helpers.compat_hooks import attribute, parameters, require
 
 EXECUTOR = "strawberry.schema.schema:StrawberryGraphQLCoreExecutionContext"
 

@@ -10,7 +10,7 @@ from graphql import GraphQLSchema
 
 from app.api.graph.columns import row_field
 from app.api.runtime.execution import PlainFieldsExecutionContext
-from tests.compat.hooks import require
+from tests.helpers.compat_hooks import require
 
 
 class _Answers:

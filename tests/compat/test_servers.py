@@ -10,7 +10,7 @@ from prometheus_client import generate_latest
 
 from app import db
 from app.observe import IN_FLIGHT, REGISTRY
-from tests.compat.hooks import attribute, parameters, require
+from tests.helpers.compat_hooks import attribute, parameters, require
 
 PROTOCOL = "uvicorn.protocols.http.httptools_impl:HttpToolsProtocol"
 

@@ -10,7 +10,7 @@ from graphql import parse as parse_document
 
 from app.api.runtime.limits import Validated
 from app.api.schema import schema as app_schema
-from tests.compat.hooks import attribute, parameters, require
+from tests.helpers.compat_hooks import attribute, parameters, require
 
 
 def test_the_core_schema_and_field_definitions() -> None:

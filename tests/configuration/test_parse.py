@@ -18,7 +18,7 @@ from app.configuration.parse import (
     required_configuration,
 )
 from app.errors import BadInput
-from tests.plans.configurations import call, config_resource, configuration, module, network, refs
+from tests.helpers.configurations import call, config_resource, configuration, module, network, refs
 
 names = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True)
 keys = st.one_of(

@@ -4,7 +4,7 @@ app of the others: tests/conftest.py)."""
 import asyncpg
 import pytest
 
-from tests.conftest import truncate_all
+from tests.helpers.databases import truncate_all
 
 
 @pytest.fixture(scope="module")

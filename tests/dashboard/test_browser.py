@@ -11,8 +11,8 @@ from playwright.async_api import Error as PlaywrightError
 
 from app.dashboard.pages import DRAWN_PER_LAYER
 from bench.browser import Offline, chromium, offline_page
-from tests.graph.states import resource, shared_history, state
-from tests.live_server import LiveServer, live_server
+from tests.helpers.live_server import LiveServer, live_server
+from tests.helpers.states import resource, shared_history, state
 
 pytestmark = [
     pytest.mark.slow,  # a browser, seconds a page

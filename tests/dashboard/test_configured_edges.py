@@ -9,7 +9,7 @@ import httpx
 from app.configuration.parse import parse_configuration
 from app.configuration.store import PUSH, record_configuration
 from app.graph.write.version import write_version
-from tests.plans.configurations import network, network_state
+from tests.helpers.configurations import network, network_state
 
 
 async def _lines(client: httpx.AsyncClient, address: str) -> list[str]:

@@ -7,7 +7,7 @@ from app.access import Principal, Role
 from app.graph.write.version import write_version
 from app.leases import shared, store
 from app.plans.parse import parse_plan
-from tests.leases.plans import address, plan_doc, state_doc
+from tests.helpers.lease_plans import address, plan_doc, state_doc
 
 HTML = {"Accept": "text/html,application/xhtml+xml"}
 BASE = {"a": "a0", "b": "b0"}

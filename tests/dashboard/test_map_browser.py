@@ -13,7 +13,7 @@ import pytest
 from bench.browser import Offline, chromium, offline_page
 from tests.helpers.dashboard import BOXES
 from tests.helpers.links import estate, linked
-from tests.live_server import LiveServer, live_server
+from tests.helpers.live_server import LiveServer, live_server
 
 pytestmark = [
     pytest.mark.slow,  # a browser, seconds a page

@@ -8,8 +8,8 @@ import asyncpg
 
 from app.graph.write.version import write_version
 from app.tfstate.human_order import address_order
-from tests.graph.states import resource, state
 from tests.helpers.dashboard import page
+from tests.helpers.states import resource, state
 
 COUNT = 120
 KEYS = ["b10", "b2", "a", "c"]

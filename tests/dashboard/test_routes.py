@@ -13,8 +13,8 @@ from app.catalog.scopes import create_scope
 from app.dashboard.pages import DRAWN_PER_LAYER, MASK, TIMELINE
 from app.graph import locks
 from app.graph.write.version import write_version
-from tests.graph.states import PASSWORD, grouped_radius, resource, shared_history, state
 from tests.helpers.dashboard import HTML, apply_tables, hub, page
+from tests.helpers.states import PASSWORD, grouped_radius, resource, shared_history, state
 
 
 async def test_root_is_the_overview_for_a_browser_and_404_for_anything_else(client) -> None:
@@ -280,7 +280,7 @@ async def test_each_page_runs_as_many_statements_small_or_big(
 
 
 async def test_a_500_member_radius_renders_grouped(client, conn: asyncpg.Connection) -> None:
-    """A radius of 500 members in four counted groups (tests/graph/states.py)."""
+    """A radius of 500 members in four counted groups (tests/helpers/states.py)."""
     document = grouped_radius()
     await write_version(conn, "big", document, actor="ci")
     params = {"state": "big", "address": "aws_vpc.main"}

@@ -11,9 +11,9 @@ import pytest
 
 from app.tfstate.human_order import address_order
 from bench.browser import Offline, chromium, offline_page
-from tests.graph.states import resource, state
 from tests.helpers.dashboard import BOXES
-from tests.live_server import LiveServer, live_server
+from tests.helpers.live_server import LiveServer, live_server
+from tests.helpers.states import resource, state
 
 pytestmark = [
     pytest.mark.slow,  # a browser, seconds a page

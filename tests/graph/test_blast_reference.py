@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from app.graph.edges import Direction, blast_radius, path_addresses
 from app.graph.write.version import write_version
-from tests.graph.states import BUILTIN, WALK_LIMITS, resource, state
+from tests.helpers.states import BUILTIN, WALK_LIMITS, resource, state
 
 T = "terraform_data."
 # `\x01` and `\x02` are the path encoding's own bytes; "a" < "a_" < "ab" byte-wise.

@@ -12,9 +12,9 @@ from app.graph.boxes import RadiusBoxes, radius_boxes
 from app.graph.edges import Direction, blast_radius
 from app.graph.resources import find_resource
 from app.graph.write.version import write_version
-from tests.graph.states import WALK_LIMITS
 from tests.helpers.edges import history, instance_edges
 from tests.helpers.fan_in import READER, SOURCE, fan_in_state
+from tests.helpers.states import WALK_LIMITS
 
 _INDEX = re.compile(r"\[[^][]*\]$")
 
@@ -46,9 +46,8 @@ def _expected(
         far, near = (dependent, dependency)
         if direction is Direction.DEPENDENCIES:
             far, near = near, far
-        if far in placed and near in placed and placed[far] > 0:
-            if placed[near] == placed[far] - 1:
-                bundles[placed[far], box(near), box(far)] += 1
+        if far in placed and near in placed and placed[far] > 0 and placed[near] == placed[far] - 1:
+            bundles[placed[far], box(near), box(far)] += 1
     return boxes, {(d, n, f, count, None) for (d, n, f), count in bundles.items()}
 
 

@@ -4,7 +4,7 @@ follow the versions."""
 from app.graph.edges import Direction, blast_radius, neighbours, path_addresses
 from app.graph.resources import find_resource
 from app.graph.write.version import write_version
-from tests.graph.states import BUILTIN, WALK_LIMITS, resource, state
+from tests.helpers.states import BUILTIN, WALK_LIMITS, resource, state
 
 T = "terraform_data."
 

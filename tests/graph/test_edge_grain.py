@@ -18,10 +18,10 @@ from app.graph.resources import find_resource
 from app.graph.write import edges as write_edges
 from app.graph.write import version as write_version_module
 from app.graph.write.version import write_version
-from tests.conftest import throwaway_database
-from tests.graph.states import WALK_LIMITS
+from tests.helpers.databases import throwaway_database
 from tests.helpers.edges import history, instance_edges, old_edges, old_writer
 from tests.helpers.fan_in import READER, SOURCE, fan_in_state
+from tests.helpers.states import WALK_LIMITS
 
 
 async def _rows(conn: Any, name: str) -> int:

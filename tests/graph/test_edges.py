@@ -6,7 +6,7 @@ from app.errors import BadInput
 from app.graph.edges import Direction, blast_radius, neighbours, path_addresses
 from app.graph.resources import find_resource
 from app.graph.write.version import write_version
-from tests.graph.states import WALK_LIMITS, chain_graph
+from tests.helpers.states import WALK_LIMITS, chain_graph
 
 T = "terraform_data."
 

@@ -26,12 +26,12 @@ from app.graph.write.version import write_version
 from app.iac.state import reseal_hash_key, secret_key
 from app.jsonutil import dumps
 from app.tfstate import scan_state
-from tests.conftest import corpus_files
+from tests.helpers.corpus import corpus_files
 from tests.helpers.histories import as_numbers
+from tests.helpers.live_server import live_server
+from tests.helpers.postgres_tools import pg_dump
 from tests.helpers.secrets import PLANTED, leaks, secret_state
-from tests.live_server import live_server
-from tests.postgres_tools import pg_dump
-from tests.strategies import states
+from tests.helpers.strategies import states
 
 KEY, NEW_KEY = os.urandom(32), os.urandom(32)
 

@@ -19,10 +19,10 @@ from app.graph.readback import find_version
 from app.graph.write.version import write_version
 from app.jsonutil import dumps
 from app.tfstate import parse_state
-from tests.conftest import corpus_files
-from tests.graph.states import resource, state
+from tests.helpers.corpus import corpus_files
 from tests.helpers.edges import instance_edges
 from tests.helpers.histories import as_numbers, evolve, exports_as_posted, histories
+from tests.helpers.states import resource, state
 
 
 async def test_corpus_histories_export_every_serial_as_posted(conn) -> None:

@@ -9,8 +9,8 @@ from app.graph.links import read_links
 from app.graph.resources import find_resource
 from app.graph.states import delete_state
 from app.graph.write.version import write_version
-from tests.graph.states import resource, state
 from tests.helpers.links import SERVERS, VPC_ID, app, here, network, remote
+from tests.helpers.states import resource, state
 
 
 async def write(conn, name: str, body: bytes) -> None:

@@ -13,9 +13,9 @@ from app.access import Principal, Role
 from app.graph.events import append_event
 from app.graph.locks import lock
 from app.graph.notify import APPLICATION_NAME, EventFeed, SubscriberTooSlow
-from tests.backend.helpers import lock_info
-from tests.conftest import throwaway_database
-from tests.waiting import wait_until
+from tests.helpers.backend import lock_info
+from tests.helpers.databases import throwaway_database
+from tests.helpers.waiting import wait_until
 
 WAIT_S = 10.0
 

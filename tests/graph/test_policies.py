@@ -11,7 +11,7 @@ from app.graph import policies
 from app.graph.policies import PolicySpec, Severity
 from app.graph.states import delete_state
 from app.graph.write.version import write_version
-from tests.graph.states import BUILTIN, resource, state
+from tests.helpers.states import BUILTIN, resource, state
 
 PUBLIC_BUCKET = PolicySpec(
     name="public-bucket",

@@ -28,8 +28,8 @@ from app.graph.sensitive import sensitive_paths, withhold
 from app.graph.write.version import write_version
 from app.paging import ALL
 from app.tfstate import parse_state
-from tests.conftest import corpus_files
-from tests.graph.states import PASSWORD, resource, state
+from tests.helpers.corpus import corpus_files
+from tests.helpers.states import PASSWORD, resource, state
 
 
 def _fleet(serial: int = 1, buckets: int = 6) -> bytes:

@@ -15,8 +15,8 @@ from app.graph.across import cross_blast_radius
 from app.graph.edges import Direction, blast_radius, path_addresses
 from app.graph.write.version import write_version
 from app.tfstate.remote import Server
-from tests.graph.states import BUILTIN, WALK_LIMITS, resource, state
 from tests.helpers.links import remote
+from tests.helpers.states import BUILTIN, WALK_LIMITS, resource, state
 
 T = "terraform_data."
 SERVERS = [Server.parse("https://infragraph.example/tf")]

@@ -33,10 +33,10 @@ from app.graph.states import ensure_state
 from app.graph.write.version import write_version
 from app.jsonutil import dumps
 from bench.generate import generate_state
-from tests.conftest import corpus_files
-from tests.graph.states import BUILTIN, resource, state
-from tests.live_server import LiveServer, server_fixture
-from tests.waiting import until_waiting_on
+from tests.helpers.corpus import corpus_files
+from tests.helpers.live_server import LiveServer, server_fixture
+from tests.helpers.states import BUILTIN, resource, state
+from tests.helpers.waiting import until_waiting_on
 
 # the smallest sizes pyfastcdc takes, so that hypothesis' small inputs make many chunks
 SMALL = {"min_size": 64, "avg_size": 256, "max_size": 1024}

@@ -21,8 +21,7 @@ from app.errors import BadInput
 from app.graph.retention import glob_matches, prune
 from app.jsonutil import dumps
 from app.server import create_app
-from tests.conftest import corpus_files
-from tests.graph.states import shared_history
+from tests.helpers.corpus import corpus_files
 from tests.helpers.histories import (
     assert_rows_consistent,
     evolve,
@@ -30,6 +29,7 @@ from tests.helpers.histories import (
     histories,
     write_all,
 )
+from tests.helpers.states import shared_history
 
 
 async def serials_of(conn: Any, name: str) -> list[int]:

@@ -14,7 +14,7 @@ from app.graph.sensitive import (
     unpack,
     withhold,
 )
-from tests.strategies import json_values, text
+from tests.helpers.strategies import json_values, text
 
 # paths into values like json_values': keys, and list indexes as strings
 paths = st.lists(st.lists(st.one_of(text, st.integers(0, 3).map(str)), max_size=3), max_size=4)

@@ -18,11 +18,11 @@ from app.tfstate import ScannedState, StateError, parse_state, stream
 from app.tfstate.scan import scan_stream
 from app.tfstate.stream import NotStreamable
 from bench.generate import generate_state
-from tests.conftest import corpus_files
-from tests.graph.states import resource, state
+from tests.helpers.corpus import corpus_files
 from tests.helpers.edges import instance_edges
 from tests.helpers.histories import as_numbers
-from tests.strategies import states
+from tests.helpers.states import resource, state
+from tests.helpers.strategies import states
 
 
 async def test_every_corpus_file_round_trips_through_the_database(conn) -> None:

@@ -2,7 +2,7 @@
 
 from app.graph.resources import ResourceFilter, search_resources
 from app.graph.write.version import write_version
-from tests.graph.states import resource, state
+from tests.helpers.states import resource, state
 
 
 async def test_pages_with_and_without_their_total(conn) -> None:

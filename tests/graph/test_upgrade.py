@@ -24,9 +24,10 @@ from app.graph.retention import prune
 from app.graph.write.version import write_version
 from app.jsonutil import dumps
 from app.tfstate import INSTANCE_COLUMNS, OUTPUT_COLUMNS, parse_state
-from tests.conftest import corpus_files, throwaway_database
-from tests.graph.states import resource, shared_history, state
+from tests.helpers.corpus import corpus_files
+from tests.helpers.databases import throwaway_database
 from tests.helpers.histories import assert_rows_consistent, evolve, exports_as_posted
+from tests.helpers.states import resource, shared_history, state
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 

@@ -16,8 +16,8 @@ from app.graph.resources import ResourceKey
 from app.graph.retention import prune_state
 from app.graph.states import delete_state
 from app.graph.write.version import write_version
-from tests.graph.states import WALK_LIMITS, chain_graph
-from tests.waiting import until_waiting_on
+from tests.helpers.states import WALK_LIMITS, chain_graph
+from tests.helpers.waiting import until_waiting_on
 
 T = "terraform_data."
 

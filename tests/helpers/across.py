@@ -3,8 +3,8 @@ app (tests/conftest.py's `client`): the API's cross-state tests start from these
 
 import httpx
 
-from tests.graph.states import resource, state
 from tests.helpers.links import remote
+from tests.helpers.states import resource, state
 
 JSON = {"Content-Type": "application/json"}
 

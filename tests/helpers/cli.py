@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from tests.live_server import LiveServer, server_fixture
+from tests.helpers.live_server import LiveServer, server_fixture
 
 TOKEN = "s3cret-ci-token"
 

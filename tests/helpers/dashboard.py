@@ -8,7 +8,7 @@ import asyncpg
 import httpx
 
 from app.iac import service
-from tests.graph.states import resource, state
+from tests.helpers.states import resource, state
 
 HTML = {"Accept": "text/html,application/xhtml+xml"}
 

@@ -10,7 +10,7 @@ from app.graph.hops import pairs_sql
 from app.graph.write.result import WrittenRows
 from app.tfstate.parse import resolve_edges
 from app.tfstate.reduction import direct_flags
-from tests.graph.states import BUILTIN, resource, state
+from tests.helpers.states import BUILTIN, resource, state
 
 _PAIRS = f"SELECT d.* FROM {pairs_sql('$1', '$2')} d"
 

@@ -9,7 +9,7 @@ import schemathesis
 from hypothesis import strategies as st
 from schemathesis.graphql import nodes
 
-from tests.live_server import ROOT
+from tests.helpers.live_server import ROOT
 
 
 def _object(fields: dict[str, graphql.ValueNode]) -> graphql.ObjectValueNode:

@@ -13,8 +13,8 @@ from app.graph.readback import export_state
 from app.graph.write.version import write_version
 from app.jsonutil import dumps
 from app.tfstate.parse import MAX_SERIAL
-from tests.graph.states import PASSWORD, resource, state
-from tests.strategies import states
+from tests.helpers.states import PASSWORD, resource, state
+from tests.helpers.strategies import states
 
 
 def as_numbers(body: bytes) -> object:

@@ -11,7 +11,7 @@ from app.catalog.kinds import RESOURCE_KINDS
 from app.iac.document import parse_document
 from app.iac.model import DocumentError
 from app.iac.rules import IDENTITY_KINDS
-from tests.iac.crm import CHATROOM
+from tests.helpers.crm import CHATROOM
 
 HEADER = {"kind": "header", "system": "crm", "version": 1}
 

@@ -4,7 +4,7 @@ state and an app state reading it, as the graph's and the API's link tests write
 from typing import Any
 
 from app.tfstate.remote import Server
-from tests.graph.states import resource, state
+from tests.helpers.states import resource, state
 
 SERVERS = [Server.parse("https://infragraph.example/tf")]
 VPC_ID = "vpc-0a1b2c3d4e5f60718"

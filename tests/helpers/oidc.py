@@ -1,5 +1,6 @@
 """Requests the OIDC tests make: Basic `oidc:<jwt>` and Bearer headers, a state POST,
-and the CLI run as a CI job runs it."""
+and the CLI run as a CI job runs it; and the environment of a server trusting issuers,
+with its bootstrap admin (tests/oidc/conftest.py's `oidc_server`)."""
 
 import base64
 import os
@@ -10,12 +11,19 @@ from pathlib import Path
 
 import httpx
 
-from tests.live_server import LiveServer
+from tests.helpers.live_server import LiveServer
 
 STATE = (
     b'{"version": 4, "terraform_version": "1.9.0", "serial": %d, "lineage": "%s",'
     b' "outputs": {}, "resources": []}'
 )
+
+ADMIN = ("boot", "boot-secret")
+
+
+def oidc_server_env(path: Path, config: str) -> dict[str, str | None]:
+    path.write_text(config)
+    return {"INFRAGRAPH_API_TOKENS": ":".join(ADMIN), "INFRAGRAPH_OIDC_CONFIG": str(path)}
 
 
 def basic(jwt: str) -> dict[str, str]:

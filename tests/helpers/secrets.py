@@ -5,7 +5,7 @@ dump gives away."""
 import hashlib
 import json
 
-from tests.graph.states import PASSWORD, resource
+from tests.helpers.states import PASSWORD, resource
 
 # every planted secret: none may reach a dump in clear (nor as bytea hex)
 PLANTED = ("hunter2-planted", "nested-planted", "remote-password-planted", "output-planted")

@@ -17,7 +17,7 @@ from app.errors import BadInput, NotFound
 from app.iac.document import parse_document
 from app.iac.export import export_document, export_scope, generated_ref
 from app.iac.state import StateRow, replace_rows
-from tests.iac.crm import CHATROOM, COMPANIES, CONTACTS, build_crm
+from tests.helpers.crm import CHATROOM, COMPANIES, CONTACTS, build_crm
 
 SCOPE = "00000000-0000-4000-8000-00000000000f"
 _serial = itertools.count(1)

@@ -6,7 +6,7 @@ from app.catalog.records import list_records_by_key
 from app.catalog.scopes import create_scope
 from app.catalog.snapshot import load_scope_snapshot
 from app.iac import service
-from tests.iac.crm import CONTACTS, build_crm
+from tests.helpers.crm import CONTACTS, build_crm
 
 SPEC_KINDS = ("table", "column", "rule", "trigger", "view", "grant", "client_access", "command")
 

@@ -19,8 +19,8 @@ from app.leases import backend, store
 from app.leases.merge import changes, merge
 from app.plans.parse import parse_plan
 from app.tfstate.address import instance_address
-from tests.graph.states import BUILTIN, PASSWORD, resource
 from tests.helpers.histories import assert_rows_consistent
+from tests.helpers.states import BUILTIN, PASSWORD, resource
 
 WHO = Principal("tf", Role.WRITE)
 Document = dict[str, Any]

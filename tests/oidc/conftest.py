@@ -2,14 +2,12 @@
 bootstrap admin."""
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.live_server import LiveServer, live_server
-from tests.oidc_issuer import LocalIssuer, issuers, oidc_config
-
-ADMIN = ("boot", "boot-secret")
+from tests.helpers.live_server import LiveServer, live_server
+from tests.helpers.oidc import oidc_server_env
+from tests.helpers.oidc_issuer import LocalIssuer, issuers, oidc_config
 
 
 @pytest.fixture(scope="session")
@@ -26,11 +24,6 @@ def github(local_issuers: tuple[LocalIssuer, LocalIssuer]) -> LocalIssuer:
 @pytest.fixture(scope="session")
 def gitlab(local_issuers: tuple[LocalIssuer, LocalIssuer]) -> LocalIssuer:
     return local_issuers[1]
-
-
-def oidc_server_env(path: Path, config: str) -> dict[str, str | None]:
-    path.write_text(config)
-    return {"INFRAGRAPH_API_TOKENS": ":".join(ADMIN), "INFRAGRAPH_OIDC_CONFIG": str(path)}
 
 
 @pytest.fixture(scope="session")

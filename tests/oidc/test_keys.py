@@ -8,7 +8,7 @@ import pytest
 from app.errors import Unauthenticated
 from app.oidc.config import parse
 from app.oidc.verify import Verifier
-from tests.oidc_issuer import LocalIssuer, github_claims, oidc_config
+from tests.helpers.oidc_issuer import LocalIssuer, github_claims, oidc_config
 
 INTERVAL_S = 3.0  # long enough for ten refusals on a loaded machine
 

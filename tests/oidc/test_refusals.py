@@ -15,16 +15,15 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from tests.graphql_ws import connected, ws_url
-from tests.helpers.oidc import basic, post_state
-from tests.live_server import LiveServer, live_server
-from tests.oidc.conftest import oidc_server_env
-from tests.oidc_issuer import AUDIENCE, LocalIssuer, github_claims, new_key, oidc_config
-from tests.waiting import wait_until_sync
+from tests.helpers.graphql_ws import connected, ws_url
+from tests.helpers.live_server import LiveServer, live_server
+from tests.helpers.oidc import basic, oidc_server_env, post_state
+from tests.helpers.oidc_issuer import AUDIENCE, LocalIssuer, github_claims, new_key, oidc_config
+from tests.helpers.waiting import wait_until_sync
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 
-SKEW = 30  # the issuers' clockSkewSeconds (tests.oidc_issuer.oidc_config)
+SKEW = 30  # the issuers' clockSkewSeconds (tests.helpers.oidc_issuer.oidc_config)
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.helpers.oidc import basic, bearer, post_state, run_cli
-from tests.live_server import LiveServer
-from tests.oidc.conftest import ADMIN
-from tests.oidc_issuer import LocalIssuer, github_claims, gitlab_claims
-from tests.waiting import wait_until_sync
+from tests.helpers.live_server import LiveServer
+from tests.helpers.oidc import ADMIN, basic, bearer, post_state, run_cli
+from tests.helpers.oidc_issuer import LocalIssuer, github_claims, gitlab_claims
+from tests.helpers.waiting import wait_until_sync
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 

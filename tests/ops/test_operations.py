@@ -19,10 +19,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from app import db
 from app.observe import UNEXPECTED
-from tests.backend.helpers import tf_state
-from tests.graph.states import resource, state
-from tests.live_server import ROOT, LiveServer, live_server, requests_in_flight
-from tests.waiting import wait_until
+from tests.helpers.backend import tf_state
+from tests.helpers.live_server import ROOT, LiveServer, live_server, requests_in_flight
+from tests.helpers.states import resource, state
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 

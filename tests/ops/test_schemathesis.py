@@ -13,8 +13,8 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 
 from tests.helpers.graphql_fuzz import graphql_schema
+from tests.helpers.live_server import LiveServer, live_server
 from tests.helpers.ops import CODES
-from tests.live_server import LiveServer, live_server
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 

@@ -14,8 +14,8 @@ from app.errors import BadInput
 from app.jsonutil import JsonInputError, dumps, read
 from app.plans.document import read_plan
 from app.plans.parse import parse_plan
-from tests.plans.configurations import network, plan_with
-from tests.plans.plans import change, plan
+from tests.helpers.configurations import network, plan_with
+from tests.helpers.plans import change, plan
 
 leaf = (
     st.none()

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from app.errors import BadInput
 from app.plans.parse import MASK, UNKNOWN, Action, changed_paths, parse_plan
-from tests.plans.plans import change, plan
+from tests.helpers.plans import change, plan
 
 json_leaf = st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=8)
 json_value = st.recursive(

@@ -11,8 +11,8 @@ from app.graph.write.version import write_version
 from app.plans.impact import plan_impact
 from app.plans.parse import parse_plan
 from app.plans.store import submit_plan
-from tests.graph.states import resource, state
-from tests.plans.plans import change, plan
+from tests.helpers.plans import change, plan
+from tests.helpers.states import resource, state
 
 
 def _graph(rng: random.Random, size: int) -> list[dict[str, Any]]:

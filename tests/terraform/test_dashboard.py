@@ -4,9 +4,8 @@ without a reload, through the `events` subscription (graphql-transport-ws)."""
 import pytest
 
 from bench.browser import chromium, offline_page
-from tests.live_server import LiveServer
-from tests.terraform.conftest import PASSWORD, USERNAME
-from tests.terraform.harness import Backend
+from tests.helpers.live_server import LiveServer
+from tests.helpers.terraform import PASSWORD, USERNAME, Backend
 
 STATE = "team/dashboard"
 SHOWS_WITHIN_MS = 2000  # the issue's bound, from the apply's end (its write committed)

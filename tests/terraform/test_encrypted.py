@@ -4,11 +4,10 @@ read as ever; the encrypted one is served as written, for its own key holders on
 import httpx
 import pytest
 
-from tests.backend.helpers import content_md5
-from tests.graph.states import state
-from tests.terraform.conftest import PASSWORD, USERNAME
-from tests.terraform.harness import Backend
-from tests.tofu_encryption import tofu
+from tests.helpers.backend import content_md5
+from tests.helpers.states import state
+from tests.helpers.terraform import PASSWORD, USERNAME, Backend
+from tests.helpers.tofu_encryption import tofu
 
 pytestmark = pytest.mark.slow  # runs real Terraform
 

@@ -9,10 +9,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.live_server import LiveServer, live_server
-from tests.postgres_tools import pg_dump
-from tests.terraform.conftest import PASSWORD, USERNAME
-from tests.terraform.harness import Backend
+from tests.helpers.live_server import LiveServer, live_server
+from tests.helpers.postgres_tools import pg_dump
+from tests.helpers.terraform import PASSWORD, USERNAME, Backend
 
 pytestmark = pytest.mark.slow  # runs real Terraform
 

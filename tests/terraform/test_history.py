@@ -6,8 +6,8 @@ import pytest
 from app.graph.edges import blast_radius
 from app.graph.history import Change, histories
 from app.graph.resources import find_resource
-from tests.graph.states import WALK_LIMITS
-from tests.terraform.harness import Backend, Terraform
+from tests.helpers.states import WALK_LIMITS
+from tests.helpers.terraform import Backend, Terraform
 
 pytestmark = pytest.mark.slow  # runs real Terraform
 

@@ -18,9 +18,16 @@ import httpx
 import pytest
 
 from app import jsonutil
-from tests.terraform.conftest import ADMIN_PASSWORD, PASSWORD, USERNAME, gate
-from tests.terraform.harness import Backend, Terraform, kill
-from tests.waiting import wait_until
+from tests.helpers.terraform import (
+    ADMIN_PASSWORD,
+    PASSWORD,
+    USERNAME,
+    Backend,
+    Terraform,
+    gate,
+    kill,
+)
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.slow  # runs real Terraform
 

@@ -7,10 +7,9 @@ import asyncpg
 import httpx
 import pytest
 
-from tests.backend.helpers import events, versions
+from tests.helpers.backend import events, versions
 from tests.helpers.edges import instance_edges
-from tests.terraform.conftest import PASSWORD, PREFIXES, USERNAME
-from tests.terraform.harness import Backend, Terraform
+from tests.helpers.terraform import PASSWORD, PREFIXES, USERNAME, Backend, Terraform
 
 pytestmark = pytest.mark.slow  # runs real Terraform
 

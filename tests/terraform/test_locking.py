@@ -12,11 +12,10 @@ from typing import TypeVar
 import pytest
 
 from app import db
-from tests.backend.helpers import events
-from tests.live_server import LiveServer
-from tests.terraform.conftest import ADMIN, gate
-from tests.terraform.harness import Backend, Terraform, kill
-from tests.waiting import wait_until
+from tests.helpers.backend import events
+from tests.helpers.live_server import LiveServer
+from tests.helpers.terraform import ADMIN, Backend, Terraform, gate, kill
+from tests.helpers.waiting import wait_until
 
 pytestmark = pytest.mark.slow  # runs real Terraform
 

@@ -12,8 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.terraform.conftest import ADMIN_PASSWORD, PASSWORD, USERNAME
-from tests.terraform.harness import Backend, Terraform
+from tests.helpers.terraform import ADMIN_PASSWORD, PASSWORD, USERNAME, Backend, Terraform
 
 pytestmark = pytest.mark.slow
 

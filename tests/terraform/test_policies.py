@@ -8,9 +8,8 @@ import pytest
 from app.errors import BadInput
 from app.graph import policies
 from app.graph.policies import PolicySpec
-from tests.backend.helpers import versions
-from tests.terraform.conftest import USERNAME
-from tests.terraform.harness import Backend
+from tests.helpers.backend import versions
+from tests.helpers.terraform import USERNAME, Backend
 
 pytestmark = pytest.mark.slow  # runs real Terraform
 

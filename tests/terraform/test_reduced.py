@@ -13,9 +13,9 @@ import asyncpg
 import httpx
 import pytest
 
-from tests.conftest import corpus_files
-from tests.live_server import LiveServer
-from tests.terraform.conftest import ADMIN_PASSWORD
+from tests.helpers.corpus import corpus_files
+from tests.helpers.live_server import LiveServer
+from tests.helpers.terraform import ADMIN_PASSWORD
 
 pytestmark = pytest.mark.slow
 

@@ -5,10 +5,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.graphql_ws import events, subscribe
-from tests.live_server import LiveServer, live_server
-from tests.terraform.conftest import PASSWORD, USERNAME
-from tests.terraform.harness import Backend
+from tests.helpers.graphql_ws import events, subscribe
+from tests.helpers.live_server import LiveServer, live_server
+from tests.helpers.terraform import PASSWORD, USERNAME, Backend
 
 STATE = "team/live"
 

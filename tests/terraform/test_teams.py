@@ -17,9 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.live_server import LiveServer
-from tests.terraform.conftest import ADMIN_PASSWORD
-from tests.terraform.harness import Backend, Result, Terraform
+from tests.helpers.live_server import LiveServer
+from tests.helpers.terraform import ADMIN_PASSWORD, Backend, Result, Terraform
 
 pytestmark = pytest.mark.slow
 

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from app.tfstate import EncryptedState, EnvelopeError, ScannedState, StateError, parse_body
 from app.tfstate.encrypted import ENVELOPE_KEYS
 from app.tfstate.parse import MAX_SERIAL
-from tests.backend.helpers import tf_state
-from tests.tofu_encryption import altered, tofu
+from tests.helpers.backend import tf_state
+from tests.helpers.tofu_encryption import altered, tofu
 
 
 def _envelope(**changes: Any) -> dict[str, Any]:

@@ -11,8 +11,8 @@ from app.tfstate import parse_state
 from app.tfstate.digest import instance_digest, output_digest
 from app.tfstate.order import in_document_order, layout_of
 from app.tfstate.parse import resolve_edges
-from tests.graph.states import resource, state
-from tests.strategies import states
+from tests.helpers.states import resource, state
+from tests.helpers.strategies import states
 
 
 @given(document=states(), seed=st.integers(0, 2**32))

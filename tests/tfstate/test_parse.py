@@ -7,9 +7,9 @@ from hypothesis import given, settings
 
 from app.tfstate import StateError, parse_state, render_state
 from app.tfstate.address import instance_address, resource_key
-from tests.conftest import corpus_files
+from tests.helpers.corpus import corpus_files
+from tests.helpers.strategies import states
 from tests.helpers.tfstate import BAD_INPUT
-from tests.strategies import states
 
 
 def round_trip(body: bytes) -> dict:

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from app.jsonutil import dumps
 from app.tfstate import StateError, parse_state, scan_state
 from app.tfstate.scan import ScannedState
-from tests.conftest import corpus_files
+from tests.helpers.corpus import corpus_files
+from tests.helpers.strategies import states
 from tests.helpers.tfstate import BAD_INPUT
-from tests.strategies import states
 
 
 def normalized(scanned: ScannedState) -> list:

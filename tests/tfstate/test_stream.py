@@ -13,8 +13,8 @@ from app.jsonutil import dumps, read
 from app.tfstate import stream
 from app.tfstate.scan import scan_state, scan_stream
 from app.tfstate.stream import NotStreamable, StreamedDocument
-from tests.conftest import corpus_files
-from tests.strategies import states
+from tests.helpers.corpus import corpus_files
+from tests.helpers.strategies import states
 
 _text = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"))
 json_values = st.recursive(

@@ -2,16 +2,16 @@
 (tests/conftest.py) run delivery workers too, with settings that refuse loopback
 receivers, and would take these tests' deliveries."""
 
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator
 
 import asyncpg
 import pytest
 
 from app import db
-from tests.conftest import truncate_all
-from tests.live_server import LiveServer, live_server
-from tests.webhooks.helpers import delete_webhooks
-from tests.webhooks.receiver import Receiver, receiving
+from tests.helpers.databases import truncate_all
+from tests.helpers.live_server import LiveServer
+from tests.helpers.webhook_receiver import Receiver, receiving
+from tests.helpers.webhooks import delete_webhooks
 
 
 @pytest.fixture
@@ -24,18 +24,6 @@ async def own_conn(own_database: str) -> AsyncIterator[asyncpg.Connection]:
         yield conn
     finally:
         await conn.close()
-
-
-def server_on_own_database(env: Mapping[str, str | None]) -> Callable[..., Iterator[LiveServer]]:
-    """A module's `server` fixture: the live server with `env`, on the module's database."""
-
-    @pytest.fixture(scope="module")
-    def server(own_database: str) -> Iterator[LiveServer]:
-        with live_server(own_database, env) as running:
-            yield running
-            assert not running.server_errors(), running.log()
-
-    return server
 
 
 @pytest.fixture

@@ -11,20 +11,20 @@ import asyncpg
 import httpx
 import pytest
 
-from tests.backend.helpers import tf_state
+from tests.helpers.backend import tf_state
 from tests.helpers.cli import Cli
-from tests.live_server import LiveServer
-from tests.webhooks.conftest import server_on_own_database
-from tests.webhooks.helpers import (
+from tests.helpers.live_server import LiveServer
+from tests.helpers.webhook_receiver import Receiver
+from tests.helpers.webhooks import (
     FAST,
     SECRET,
     create_webhook,
     data,
     graphql,
     post_state,
+    server_on_own_database,
     signed,
 )
-from tests.webhooks.receiver import Receiver
 
 pytestmark = pytest.mark.slow  # runs the CLI in processes of its own
 

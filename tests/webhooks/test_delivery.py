@@ -5,21 +5,21 @@ and the deliveries as the API lists them."""
 import httpx
 import pytest
 
-from tests.backend.helpers import lock_info
-from tests.graph.states import resource, state
+from tests.helpers.backend import lock_info
 from tests.helpers.links import VPC_ID, network, remote
-from tests.live_server import LiveServer
-from tests.webhooks.conftest import server_on_own_database
-from tests.webhooks.helpers import (
+from tests.helpers.live_server import LiveServer
+from tests.helpers.states import resource, state
+from tests.helpers.webhook_receiver import Receiver, receiving
+from tests.helpers.webhooks import (
     ALL_KINDS,
     FAST,
     SECRET,
     create_webhook,
     data,
     post_state,
+    server_on_own_database,
     signed,
 )
-from tests.webhooks.receiver import Receiver, receiving
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 

@@ -10,11 +10,11 @@ from collections import defaultdict
 import httpx
 import pytest
 
-from tests.backend.helpers import tf_state
-from tests.live_server import LiveServer, free_port, live_server
-from tests.waiting import wait_until_sync
-from tests.webhooks.helpers import FAST, create_webhook, data, delete_webhooks, post_state
-from tests.webhooks.receiver import Received, receiving
+from tests.helpers.backend import tf_state
+from tests.helpers.live_server import LiveServer, free_port, live_server
+from tests.helpers.waiting import wait_until_sync
+from tests.helpers.webhook_receiver import Received, receiving
+from tests.helpers.webhooks import FAST, create_webhook, data, delete_webhooks, post_state
 
 pytestmark = pytest.mark.slow
 

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.live_server import LiveServer, live_server
-from tests.waiting import wait_until_sync
-from tests.webhooks.helpers import FAST, SECRET, create_webhook, data, graphql, post_state
-from tests.webhooks.receiver import receiving
+from tests.helpers.live_server import LiveServer, live_server
+from tests.helpers.waiting import wait_until_sync
+from tests.helpers.webhook_receiver import receiving
+from tests.helpers.webhooks import FAST, SECRET, create_webhook, data, graphql, post_state
 
 pytestmark = pytest.mark.slow  # starts servers of its own
 

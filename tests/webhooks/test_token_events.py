@@ -1,9 +1,16 @@
 """Token events reach a webhook for every state: a token made, one revoked. The first
 token closes an open server, so this module has a server (and database) of its own."""
 
-from tests.webhooks.conftest import server_on_own_database
-from tests.webhooks.helpers import FAST, TOKEN_KINDS, create_webhook, data, graphql, signed
-from tests.webhooks.receiver import receiving
+from tests.helpers.webhook_receiver import receiving
+from tests.helpers.webhooks import (
+    FAST,
+    TOKEN_KINDS,
+    create_webhook,
+    data,
+    graphql,
+    server_on_own_database,
+    signed,
+)
 
 server = server_on_own_database(FAST)
 

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
-from tests.waiting import wait_until_sync
+from tests.helpers.waiting import wait_until_sync
 
 EVENTS = """subscription ($state: String) {
     events(state: $state) { id stateName action actor serial detail createdAt }

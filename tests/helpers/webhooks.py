@@ -1,11 +1,15 @@
-"""Calls of a live server's webhook API, and the settings the tests run it with."""
+"""Calls of a live server's webhook API, the settings the tests run it with, and the
+module fixture that runs it on the module's database."""
 
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import httpx
+import pytest
 
 from app.webhooks.signing import verify
-from tests.webhooks.receiver import Received
+from tests.helpers.live_server import LiveServer, live_server
+from tests.helpers.webhook_receiver import Received
 
 # Loopback receivers over http, retries and checks quick enough for a test.
 FAST = {
@@ -88,3 +92,15 @@ def post_state(server_url: str, name: str, body: bytes) -> None:
         f"{server_url}/states/{name}", content=body, headers={"Content-Type": "application/json"}
     )
     assert response.status_code == 200, response.text
+
+
+def server_on_own_database(env: Mapping[str, str | None]) -> Callable[..., Iterator[LiveServer]]:
+    """A module's `server` fixture: the live server with `env`, on the module's database."""
+
+    @pytest.fixture(scope="module")
+    def server(own_database: str) -> Iterator[LiveServer]:
+        with live_server(own_database, env) as running:
+            yield running
+            assert not running.server_errors(), running.log()
+
+    return server

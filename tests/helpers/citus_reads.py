@@ -1,7 +1,7 @@
 """The reads of resource rows in the workload of tests/citus (lists and search, blast
 radius and its kept pages, the radius across states, diff, history, the dashboard's state
 and resource pages), leases and configuration: each a function of the app's client that
-returns its answers as they are (tests/citus_workload.py makes them comparable)."""
+returns its answers as they are (tests/helpers/citus_workload.py makes them comparable)."""
 
 import json
 import re
@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 
-from tests.leases.plans import plan_doc, state_doc
-from tests.plans.configurations import network, network_state, plan_with
+from tests.helpers.configurations import network, network_state, plan_with
+from tests.helpers.lease_plans import plan_doc, state_doc
 
 Ask = Callable[[str, dict[str, Any] | None], Awaitable[Any]]
 

@@ -1,6 +1,6 @@
 """The real server (app.serving: uvicorn with its limits, in a subprocess) for tests over HTTP.
 
-    from tests.live_server import live_server, server_fixture
+    from tests.helpers.live_server import live_server, server_fixture
 
     with live_server(database_url, {"INFRAGRAPH_API_TOKENS": "ci:secret"}) as server:
         httpx.get(f"{server.url}/healthz")
@@ -31,9 +31,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.waiting import wait_until_sync
+from tests.helpers.waiting import wait_until_sync
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 _PORT_ATTEMPTS = 3
 _SERVER_ERROR = re.compile(r'" 5\d\d |Traceback|Exception in ASGI')
 

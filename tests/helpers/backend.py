@@ -1,4 +1,5 @@
-"""Requests as Terraform makes them: states, LockInfo, Content-MD5, LOCK and UNLOCK."""
+"""Requests as Terraform makes them: states, LockInfo, Content-MD5, LOCK and UNLOCK; and
+the tokens and size limit of the live server the backend tests run (tests/backend/conftest.py)."""
 
 import base64
 import hashlib
@@ -9,7 +10,21 @@ from typing import Any
 import asyncpg
 import httpx
 
-from tests.graph.states import BUILTIN, resource, state
+from tests.helpers.live_server import LiveServer
+from tests.helpers.states import BUILTIN, resource, state
+
+TOKENS = {"tf": "tf-secret", "ci": "ci-secret"}
+MAX_STATE_BYTES = 12 * 1024 * 1024  # above the 8 MiB GET slices, so big states stream
+
+
+def http_client(server: LiveServer, auth: tuple[str, str] | None) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        base_url=server.url,
+        auth=auth,
+        headers={"Content-Type": "application/json"},  # what Terraform sends
+        timeout=120,
+        limits=httpx.Limits(max_connections=100, max_keepalive_connections=100),
+    )
 
 
 def content_md5(body: bytes) -> dict[str, str]:

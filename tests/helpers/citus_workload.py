@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 from starlette.applications import Starlette
 
-from tests import citus_reads
-from tests.graph.states import BUILTIN, resource, state
+from tests.helpers import citus_reads
+from tests.helpers.states import BUILTIN, resource, state
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[.\d]*(Z|[+-]\d\d:?\d\d)?")
@@ -259,7 +259,7 @@ async def run(client: httpx.AsyncClient, app: Starlette) -> dict[str, Any]:
 
 
 async def resource_rows(client: httpx.AsyncClient) -> dict[str, Any]:
-    """The reads of resource rows (tests/citus_reads.py), with the states they need."""
+    """The reads of resource rows (tests/helpers/citus_reads.py), with the states they need."""
 
     async def ask(query: str, variables: dict[str, Any] | None) -> Any:
         return await gql(client, query, variables)

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from tests.graph.states import resource, state
+from tests.helpers.states import resource, state
 
 
 def refs(*addresses: str) -> dict[str, Any]:
