@@ -109,6 +109,33 @@ def test_no_test_module_imports_another() -> None:
     assert imports == {}
 
 
+def conftests_imported(source: str) -> list[str]:
+    """The conftest modules `source` imports from (`from x.conftest import ...`,
+    `import x.conftest`)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == "conftest":
+            found.append(node.module or "")
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.split(".")[-1] == "conftest"]
+    return found
+
+
+def test_nothing_imports_a_conftest() -> None:
+    # a conftest holds fixtures, which pytest finds itself; what tests share besides them
+    # lives in tests/helpers/
+    imports = {
+        str(path.relative_to(ROOT)): found
+        for path in _python_files("tests", "bench", "app")
+        if (found := conftests_imported(path.read_text()))
+    }
+    assert imports == {}
+    assert conftests_imported("from tests.api.conftest import gql\nimport tests.conftest\n") == [
+        "tests.api.conftest",
+        "tests.conftest",
+    ]
+
+
 def test_conftests_define_their_fixtures_rather_than_import_them() -> None:
     # pytest registers an imported fixture again where it is imported (a session fixture
     # then runs once per conftest holding it): a fixture several folders use belongs in their
