@@ -18,6 +18,7 @@ from uuid import UUID
 
 import asyncpg
 
+from app.graph.across_closure import Pooled, walk_states
 from app.graph.edges import Direction, check_cursor_serial
 from app.graph.hops import hop_sql
 from app.graph.queries import valid_at
@@ -114,14 +115,24 @@ class _Level:
     """The next level of a walk: each resource reached (not seen before), with the
     smallest serial and parent path of the hops to it."""
 
-    def __init__(self, seen: set[UUID]) -> None:
+    def __init__(self, seen: set[UUID], taken: list[tuple[UUID, UUID]] | None = None) -> None:
         self.seen = seen
+        self.taken = taken  # every hop, when kept
         # id -> serial, parent path, state id, state name, address
         self.hops: dict[UUID, tuple[int, str, UUID, str, str]] = {}
 
     def reach(
-        self, row_id: UUID, state_id: UUID, serial: int, path: str, state_name: str, address: str
+        self,
+        source: "_Member",
+        row_id: UUID,
+        state_id: UUID,
+        serial: int,
+        state_name: str,
+        address: str,
     ) -> None:
+        if self.taken is not None:
+            self.taken.append((source.id, row_id))
+        path = source.path
         if row_id in self.seen:
             return
         found = self.hops.get(row_id)
@@ -140,18 +151,23 @@ def _has(outputs: Any, name: str) -> bool:
 
 async def _walk(
     conn: asyncpg.Connection,
-    root: _Member,
+    roots: list[_Member],
     direction: Direction,
     readable: list[str] | None,
+    *,
+    roots_seen: bool = True,
+    hops: list[tuple[UUID, UUID]] | None = None,
 ) -> list[_Member]:
-    """Every resource reachable from `root`, once, at its shortest depth."""
+    """Every resource reachable from `roots`, once, at its shortest depth; the roots are
+    seen from the start with `roots_seen` (else entered too when reached). `hops`: every
+    hop taken is added to it (those to resources already entered included)."""
     members: list[_Member] = []
-    seen = {root.id}
-    level = [root]
+    seen = {root.id for root in roots} if roots_seen else set()
+    level = list(roots)
     depth = 0
     while level:
         depth += 1
-        nxt = _Level(seen)
+        nxt = _Level(seen, hops)
         groups: dict[tuple[UUID, int], list[_Member]] = {}
         for member in level:
             groups.setdefault((member.state_id, member.serial), []).append(member)
@@ -185,7 +201,7 @@ async def _hops(
     for r in records:
         source = by_id[r["src"]]
         if r["id"] is not None:
-            nxt.reach(r["id"], state_id, serial, source.path, name, r["address"])
+            nxt.reach(source, r["id"], state_id, serial, name, r["address"])
         elif direction is Direction.DEPENDENTS:
             outputs.setdefault(r["output"], []).append(source)
         else:
@@ -194,10 +210,10 @@ async def _hops(
         for c in await conn.fetch(_CONSUMERS, name, sorted(outputs), readable):
             for source in outputs[c["output"]]:
                 nxt.reach(
+                    source,
                     c["resource_id"],
                     c["state_id"],
                     c["serial"],
-                    source.path,
                     c["state_name"],
                     c["address"],
                 )
@@ -222,10 +238,10 @@ async def _producers(
     for x in await conn.fetch(_SOURCES, found["id"]):
         if _has(outputs, x["output_name"]):
             nxt.reach(
+                source,
                 x["resource_id"],
                 found["id"],
                 found["current_serial"],
-                source.path,
                 producer,
                 x["address"],
             )
@@ -241,6 +257,7 @@ async def walked_pages(
     after: tuple[int, int, str, str] | None,
     rows: bool,
     readable: list[str] | None,
+    pooled: Pooled | None = None,
 ) -> list[dict[str, Any]]:
     """The rows cross_blast_radius reads from its statement: for each root (`page_owner`,
     1-based) with anything in reach, its page's rows (`rn`, RESOURCE_COLUMNS,
@@ -276,7 +293,22 @@ async def walked_pages(
             address,
             _step(version["name"], address),
         )
-        walk = await _walk(conn, root, direction, readable)
+        walked = await walk_states(
+            conn,
+            [(root.state_id, root.serial, root.state_name, root.id, root.address)],
+            direction,
+            readable,
+            roots_seen=True,
+            pooled=pooled,
+        )
+        if walked is None:  # reached in two versions of a state: a level at a time
+            walk = await _walk(conn, [root], direction, readable)
+        else:
+            walk = [
+                _Member(row_id, unit.state_id, unit.serial, depth, unit.name, address, path)
+                for unit in walked.units.values()
+                for row_id, (depth, path, address) in unit.members.items()
+            ]
         within = [m for m in walk if m.depth <= limit]
         beyond = len(walk) - len(within)
         within.sort(key=lambda m: (m.depth, m.state_name, m.address))
@@ -319,3 +351,55 @@ async def _columns(
         for r in records:
             columns[state_id, r["id"], r["serial"]] = dict(r)
     return columns
+
+
+# The resources of version $2 (of state $1) at addresses $3.
+_ROOTS = f"""SELECT r.id, r.address FROM resources r
+    WHERE {valid_at("r", "$1", "$2")} AND r.address = ANY($3::text[])"""
+
+
+async def reached(
+    conn: asyncpg.Connection,
+    version_id: UUID,
+    addresses: list[str],
+    readable: list[str] | None,
+    pooled: Pooled | None = None,
+) -> tuple[list[tuple[UUID, str]], dict[UUID, tuple[int, str]], list[tuple[UUID, UUID]]]:
+    """across.reach on Citus, across states: the roots (id, address), each resource
+    reached (id -> depth, encoded path) and every hop taken."""
+    version = await conn.fetchrow(
+        """SELECT v.state_id, v.serial, s.name FROM state_versions v
+           JOIN states s ON s.id = v.state_id WHERE v.id = $1""",
+        version_id,
+    )
+    if version is None:
+        return [], {}, []
+    state_id, serial, name = version["state_id"], version["serial"], version["name"]
+    found = await conn.fetch(_ROOTS, state_id, serial, addresses)
+    roots = [(r["id"], r["address"]) for r in found]
+    if not roots:
+        return [], {}, []
+    walked = await walk_states(
+        conn,
+        [(state_id, serial, name, row_id, address) for row_id, address in roots],
+        Direction.DEPENDENTS,
+        readable,
+        roots_seen=False,
+        hops=True,
+        pooled=pooled,
+    )
+    if walked is not None:
+        members = {
+            row_id: (depth, path)
+            for unit in walked.units.values()
+            for row_id, (depth, path, _) in unit.members.items()
+        }
+        return roots, members, walked.hops()
+    # reached in two versions of a state: a level at a time
+    hops: list[tuple[UUID, UUID]] = []
+    level = [
+        _Member(row_id, state_id, serial, 0, name, address, _step(name, address))
+        for row_id, address in roots
+    ]
+    walk = await _walk(conn, level, Direction.DEPENDENTS, readable, roots_seen=False, hops=hops)
+    return roots, {m.id: (m.depth, m.path) for m in walk}, hops
