@@ -297,8 +297,10 @@ async def reach(
     roots: list[tuple[UUID, str]] = []
     members: dict[UUID, tuple[int, list[str], list[str]]] = {}
     hops: list[tuple[UUID, UUID]] = []
-    if across and shards.sharded(conn):  # Citus: a state at a time
-        roots, walked, hops = await across_steps.reached(conn, version_id, addresses, readable)
+    if shards.sharded(conn):  # Citus: a state at a time, each statement naming its state
+        roots, walked, hops = await across_steps.reached(
+            conn, version_id, addresses, readable, across=across
+        )
         for row_id, (depth, encoded) in walked.items():
             states, path = decode_path(encoded)
             members[row_id] = (depth, states, path)

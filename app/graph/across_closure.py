@@ -237,13 +237,15 @@ async def walk_states(
     *,
     roots_seen: bool,
     hops: bool = False,
+    across: bool = True,
     pooled: Pooled | None = None,
     statements: list[int] | None = None,
 ) -> Walked | None:
     """Every resource reachable from `roots` (state id, serial, state name, row id,
     address: of one version), each at its shortest depth; the roots are seen from the
     start with `roots_seen` (else entered too when reached); with `hops`, every hop
-    taken, as the single node's reach keeps them. None: a resource reached in two versions
+    taken, as the single node's reach keeps them; without `across`, within the roots'
+    state only. None: a resource reached in two versions
     of its state (see the module's doc). `pooled`: runs a read on a connection of its own
     (the states of a round then walk concurrently); `statements` counts the statements."""
     units: dict[tuple[UUID, int], Unit] = {}
@@ -268,7 +270,7 @@ async def walk_states(
         else:
             for unit in dirty:
                 await _walk_unit(conn, unit, direction, roots_seen=roots_seen, hops=hops, seen=seen)
-        walked, dirty = dirty, []
+        walked, dirty = (dirty if across else []), []
         # (id, state id, serial, state name, address, depth, parent path)
         reached: list[tuple[UUID, UUID, int, str, str, int, str]] = []
         if direction is Direction.DEPENDENTS:

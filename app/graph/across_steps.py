@@ -363,10 +363,13 @@ async def reached(
     version_id: UUID,
     addresses: list[str],
     readable: list[str] | None,
+    *,
+    across: bool,
     pooled: Pooled | None = None,
 ) -> tuple[list[tuple[UUID, str]], dict[UUID, tuple[int, str]], list[tuple[UUID, UUID]]]:
-    """across.reach on Citus, across states: the roots (id, address), each resource
-    reached (id -> depth, encoded path) and every hop taken."""
+    """across.reach on Citus (with `across`, across states; else within the roots'
+    state): the roots (id, address), each resource reached (id -> depth, encoded path)
+    and every hop taken."""
     version = await conn.fetchrow(
         """SELECT v.state_id, v.serial, s.name FROM state_versions v
            JOIN states s ON s.id = v.state_id WHERE v.id = $1""",
@@ -386,6 +389,7 @@ async def reached(
         readable,
         roots_seen=False,
         hops=True,
+        across=across,
         pooled=pooled,
     )
     if walked is not None:
