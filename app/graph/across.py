@@ -293,7 +293,7 @@ async def reach(
     """The resources depending on any of the resources at `addresses` in version
     `version_id` (DEPENDENTS), in one statement: within their state, or with `across` on
     through the states reading their outputs (those `readable` only, None: all). The
-    roots come by address."""
+    roots come by address. On Citus, a state at a time (app/graph/across_steps.py)."""
     roots: list[tuple[UUID, str]] = []
     members: dict[UUID, tuple[int, list[str], list[str]]] = {}
     hops: list[tuple[UUID, UUID]] = []

@@ -11,9 +11,8 @@ leads out of it (DEPENDENTS: the outputs derived from what it reached; DEPENDENC
 links its data sources read). The links across are then found for every state walked
 in a round at once: one statement for the consumers of all the outputs, one for the
 producers' output sources. A state entered again at a shorter depth (or as deep by a
-smaller path) is walked again from all its entries; the states of a round are walked
-concurrently, on connections of their own where the caller gives a pool. The walk ends
-when no state improves: each resource then has its shortest depth and the smallest of its
+smaller path) is walked again from all its entries; the walk ends when
+no state improves: each resource then has its shortest depth and the smallest of its
 shortest paths, as breadth first.
 
 A resource is one node whatever version it is read at; breadth first reads its hops at
@@ -23,8 +22,6 @@ in states cannot say which: `walk_states` answers None and the caller walks a le
 time.
 """
 
-import asyncio
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -182,9 +179,6 @@ class Walked:
         return [hop for unit in self.units.values() for hop in unit.hops] + sorted(self.crossed)
 
 
-Pooled = Callable[[Callable[[asyncpg.Connection], Awaitable[Any]]], Awaitable[Any]]
-
-
 def _has(outputs: Any, name: str) -> bool:
     """jsonb `outputs ? name`."""
     if isinstance(outputs, dict | list):
@@ -229,6 +223,66 @@ async def _walk_unit(
             unit.out.append((r["id"], r["address"], r["outputs"]))
 
 
+# a hop out of a state: the resource entered (id, state id, serial, state name, address),
+# its depth and the path to the resource it was entered from
+Out = tuple[UUID, UUID, int, str, str, int, str]
+
+
+async def _out_of(
+    conn: asyncpg.Connection,
+    walked: list[Unit],
+    direction: Direction,
+    readable: list[str] | None,
+    crossed: set[tuple[UUID, UUID]],
+) -> list[Out]:
+    """The hops out of the states just walked, in one statement (their hops added to
+    `crossed`)."""
+    reached: list[Out] = []
+    if direction is Direction.DEPENDENTS:
+        wanted: dict[tuple[str, str], list[Label]] = {}
+        froms: dict[tuple[str, str], list[UUID]] = {}
+        for unit in walked:
+            for source, output, _ in unit.out:
+                label = unit.label(source)
+                if label is not None:
+                    wanted.setdefault((unit.name, output), []).append(label)
+                    froms.setdefault((unit.name, output), []).append(source)
+        if wanted:
+            pairs = sorted(wanted)
+            for c in await conn.fetch(
+                _CONSUMERS, [p for p, _ in pairs], [o for _, o in pairs], readable
+            ):
+                key = (c["producer"], c["output"])
+                for depth, path in wanted[key]:
+                    reached.append(
+                        (c["resource_id"], c["state_id"], c["serial"], c["state_name"],
+                         c["address"], depth + 1, path)
+                    )  # fmt: skip
+                crossed.update((source, c["resource_id"]) for source in froms[key])
+    else:
+        reads: list[tuple[Label, UUID, str, Any]] = []
+        for unit in walked:
+            for source, producer, outputs in unit.out:
+                label = unit.label(source)
+                if label is not None:
+                    reads.append((label, source, producer, outputs))
+        if reads:
+            sources: dict[str, list[asyncpg.Record]] = {}
+            for x in await conn.fetch(
+                _SOURCES, sorted({producer for _, _, producer, _ in reads}), readable
+            ):
+                sources.setdefault(x["state_name"], []).append(x)
+            for (depth, path), source, producer, outputs in reads:
+                for x in sources.get(producer, ()):
+                    if _has(outputs, x["output_name"]):
+                        reached.append(
+                            (x["resource_id"], x["state_id"], x["serial"], producer,
+                             x["address"], depth + 1, path)
+                        )  # fmt: skip
+                        crossed.add((source, x["resource_id"]))
+    return reached
+
+
 async def walk_states(
     conn: asyncpg.Connection,
     roots: list[tuple[UUID, int, str, UUID, str]],
@@ -238,85 +292,26 @@ async def walk_states(
     roots_seen: bool,
     hops: bool = False,
     across: bool = True,
-    pooled: Pooled | None = None,
-    statements: list[int] | None = None,
 ) -> Walked | None:
     """Every resource reachable from `roots` (state id, serial, state name, row id,
     address: of one version), each at its shortest depth; the roots are seen from the
     start with `roots_seen` (else entered too when reached); with `hops`, every hop
     taken, as the single node's reach keeps them; without `across`, within the roots'
-    state only. None: a resource reached in two versions
-    of its state (see the module's doc). `pooled`: runs a read on a connection of its own
-    (the states of a round then walk concurrently); `statements` counts the statements."""
+    state only. None: a resource reached in two versions of its state (see the module's
+    doc)."""
     units: dict[tuple[UUID, int], Unit] = {}
     for state_id, serial, name, row_id, address in roots:
         unit = units.setdefault((state_id, serial), Unit(state_id, serial, name))
         unit.roots[row_id] = (step(name, address), address)
     root_ids = {r[3] for r in roots}
     seen = sorted(root_ids) if roots_seen else []  # entered in no version
-    count = statements if statements is not None else [0]
     dirty = list(units.values())
     crossed: set[tuple[UUID, UUID]] = set()  # hops between states
     while dirty:
-        count[0] += len(dirty)
-        if pooled is not None and len(dirty) > 1:
-
-            def walker(unit: Unit) -> Callable[[asyncpg.Connection], Awaitable[None]]:
-                return lambda own: _walk_unit(
-                    own, unit, direction, roots_seen=roots_seen, hops=hops, seen=seen
-                )
-
-            await asyncio.gather(*(pooled(walker(unit)) for unit in dirty))
-        else:
-            for unit in dirty:
-                await _walk_unit(conn, unit, direction, roots_seen=roots_seen, hops=hops, seen=seen)
+        for unit in dirty:
+            await _walk_unit(conn, unit, direction, roots_seen=roots_seen, hops=hops, seen=seen)
         walked, dirty = (dirty if across else []), []
-        # (id, state id, serial, state name, address, depth, parent path)
-        reached: list[tuple[UUID, UUID, int, str, str, int, str]] = []
-        if direction is Direction.DEPENDENTS:
-            wanted: dict[tuple[str, str], list[Label]] = {}
-            froms: dict[tuple[str, str], list[UUID]] = {}
-            for unit in walked:
-                for source, output, _ in unit.out:
-                    label = unit.label(source)
-                    if label is not None:
-                        wanted.setdefault((unit.name, output), []).append(label)
-                        froms.setdefault((unit.name, output), []).append(source)
-            if wanted:
-                count[0] += 1
-                pairs = sorted(wanted)
-                for c in await conn.fetch(
-                    _CONSUMERS, [p for p, _ in pairs], [o for _, o in pairs], readable
-                ):
-                    key = (c["producer"], c["output"])
-                    for depth, path in wanted[key]:
-                        reached.append(
-                            (c["resource_id"], c["state_id"], c["serial"], c["state_name"],
-                             c["address"], depth + 1, path)
-                        )  # fmt: skip
-                    crossed.update((source, c["resource_id"]) for source in froms[key])
-        else:
-            reads: list[tuple[Label, UUID, str, Any]] = []
-            for unit in walked:
-                for source, producer, outputs in unit.out:
-                    label = unit.label(source)
-                    if label is not None:
-                        reads.append((label, source, producer, outputs))
-            if reads:
-                count[0] += 1
-                sources: dict[str, list[asyncpg.Record]] = {}
-                for x in await conn.fetch(
-                    _SOURCES, sorted({producer for _, _, producer, _ in reads}), readable
-                ):
-                    sources.setdefault(x["state_name"], []).append(x)
-                for (depth, path), source, producer, outputs in reads:
-                    for x in sources.get(producer, ()):
-                        if _has(outputs, x["output_name"]):
-                            reached.append(
-                                (x["resource_id"], x["state_id"], x["serial"], producer,
-                                 x["address"], depth + 1, path)
-                            )  # fmt: skip
-                            crossed.add((source, x["resource_id"]))
+        reached = await _out_of(conn, walked, direction, readable, crossed)
         for row_id, state_id, serial, name, address, depth, parent in reached:
             if roots_seen and row_id in root_ids:
                 continue

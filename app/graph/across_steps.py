@@ -1,15 +1,18 @@
 """The blast radius across states on Citus, in steps (app/graph/across.py walks it in one
-recursive statement, which Citus runs only within one state).
+recursive statement, which Citus runs only within one state), and a plan's impact
+(across.reach).
 
-The server walks breadth first, as that statement does, a level at a time: for each
-state (and version) of the level, one statement on the state's shard gives the next
-resources within it (its direct edges) and what leads out of it (DEPENDENTS: the
-outputs derived from the level's resources; DEPENDENCIES: the links its data sources
-read); the links to those outputs are found on every shard (by producer name, one index
-probe each), the producers' output sources on the producer's shard. Each resource is
-entered once, at its shortest depth, with the smallest of its shortest paths (as lists
-of (state, address)); the page, its total and `beyond` are those of the statement, and
-the page's rows are read on their states' shards.
+The walk goes a state at a time (app/graph/across_closure.py: a statement per state
+entered walks all it reaches within it). When it reaches a resource in two versions of its
+state, the server walks breadth first a level at a time instead, as the single node's
+statement does: for each state (and version) of the level, one statement on the state's
+shard gives the next resources within it (its direct edges) and what leads out of it
+(DEPENDENTS: the outputs derived from the level's resources; DEPENDENCIES: the links its
+data sources read); the links to those outputs are found on every shard (by producer
+name, one index probe each), the producers' output sources on the producer's shard.
+Either way each resource is entered once, at its shortest depth, with the smallest of its
+shortest paths (as lists of (state, address)); the page, its total and `beyond` are those
+of the statement, and the page's rows are read on their states' shards.
 """
 
 from dataclasses import dataclass
@@ -18,7 +21,7 @@ from uuid import UUID
 
 import asyncpg
 
-from app.graph.across_closure import Pooled, walk_states
+from app.graph.across_closure import walk_states
 from app.graph.edges import Direction, check_cursor_serial
 from app.graph.hops import hop_sql
 from app.graph.queries import valid_at
@@ -257,7 +260,6 @@ async def walked_pages(
     after: tuple[int, int, str, str] | None,
     rows: bool,
     readable: list[str] | None,
-    pooled: Pooled | None = None,
 ) -> list[dict[str, Any]]:
     """The rows cross_blast_radius reads from its statement: for each root (`page_owner`,
     1-based) with anything in reach, its page's rows (`rn`, RESOURCE_COLUMNS,
@@ -299,7 +301,6 @@ async def walked_pages(
             direction,
             readable,
             roots_seen=True,
-            pooled=pooled,
         )
         if walked is None:  # reached in two versions of a state: a level at a time
             walk = await _walk(conn, [root], direction, readable)
@@ -365,7 +366,6 @@ async def reached(
     readable: list[str] | None,
     *,
     across: bool,
-    pooled: Pooled | None = None,
 ) -> tuple[list[tuple[UUID, str]], dict[UUID, tuple[int, str]], list[tuple[UUID, UUID]]]:
     """across.reach on Citus (with `across`, across states; else within the roots'
     state): the roots (id, address), each resource reached (id -> depth, encoded path)
@@ -390,7 +390,6 @@ async def reached(
         roots_seen=False,
         hops=True,
         across=across,
-        pooled=pooled,
     )
     if walked is not None:
         members = {
