@@ -21,6 +21,7 @@ from uuid import UUID
 
 import asyncpg
 
+from app.graph import shards
 from app.graph.across_closure import walk_states
 from app.graph.edges import Direction, check_cursor_serial
 from app.graph.hops import hop_sql
@@ -370,14 +371,18 @@ async def reached(
     """across.reach on Citus (with `across`, across states; else within the roots'
     state): the roots (id, address), each resource reached (id -> depth, encoded path)
     and every hop taken."""
+    state_id = (await shards.states_of(conn, [version_id])).get(version_id)
+    if state_id is None:
+        return [], {}, []
     version = await conn.fetchrow(
-        """SELECT v.state_id, v.serial, s.name FROM state_versions v
-           JOIN states s ON s.id = v.state_id WHERE v.id = $1""",
+        """SELECT v.serial, s.name FROM state_versions v JOIN states s ON s.id = v.state_id
+           WHERE v.state_id = $1 AND v.id = $2""",
+        state_id,
         version_id,
     )
     if version is None:
         return [], {}, []
-    state_id, serial, name = version["state_id"], version["serial"], version["name"]
+    serial, name = version["serial"], version["name"]
     found = await conn.fetch(_ROOTS, state_id, serial, addresses)
     roots = [(r["id"], r["address"]) for r in found]
     if not roots:
