@@ -293,14 +293,22 @@ async def reach(
     """The resources depending on any of the resources at `addresses` in version
     `version_id` (DEPENDENTS), in one statement: within their state, or with `across` on
     through the states reading their outputs (those `readable` only, None: all). The
-    roots come by address."""
+    roots come by address. On Citus, a state at a time (app/graph/across_steps.py)."""
+    roots: list[tuple[UUID, str]] = []
+    members: dict[UUID, tuple[int, list[str], list[str]]] = {}
+    hops: list[tuple[UUID, UUID]] = []
+    if shards.sharded(conn):  # Citus: a state at a time, each statement naming its state
+        roots, walked, hops = await across_steps.reached(
+            conn, version_id, addresses, readable, across=across
+        )
+        for row_id, (depth, encoded) in walked.items():
+            states, path = decode_path(encoded)
+            members[row_id] = (depth, states, path)
+        return Reached(sorted(roots, key=lambda root: root[1]), members, hops)
     # within the roots' state no state is entered, so none is checked
     records = await conn.fetch(
         _REACH_SQL[across], version_id, addresses, *([readable] if across else [])
     )
-    roots: list[tuple[UUID, str]] = []
-    members: dict[UUID, tuple[int, list[str], list[str]]] = {}
-    hops: list[tuple[UUID, UUID]] = []
     for record in sorted(records, key=lambda r: r["depth"]):
         depth = record["depth"]
         hops.extend(zip(record["srcs"], record["dsts"], strict=True))

@@ -1,15 +1,18 @@
 """The blast radius across states on Citus, in steps (app/graph/across.py walks it in one
-recursive statement, which Citus runs only within one state).
+recursive statement, which Citus runs only within one state), and a plan's impact
+(across.reach).
 
-The server walks breadth first, as that statement does, a level at a time: for each
-state (and version) of the level, one statement on the state's shard gives the next
-resources within it (its direct edges) and what leads out of it (DEPENDENTS: the
-outputs derived from the level's resources; DEPENDENCIES: the links its data sources
-read); the links to those outputs are found on every shard (by producer name, one index
-probe each), the producers' output sources on the producer's shard. Each resource is
-entered once, at its shortest depth, with the smallest of its shortest paths (as lists
-of (state, address)); the page, its total and `beyond` are those of the statement, and
-the page's rows are read on their states' shards.
+The walk goes a state at a time (app/graph/across_closure.py: a statement per state
+entered walks all it reaches within it). When it reaches a resource in two versions of its
+state, the server walks breadth first a level at a time instead, as the single node's
+statement does: for each state (and version) of the level, one statement on the state's
+shard gives the next resources within it (its direct edges) and what leads out of it
+(DEPENDENTS: the outputs derived from the level's resources; DEPENDENCIES: the links its
+data sources read); the links to those outputs are found on every shard (by producer
+name, one index probe each), the producers' output sources on the producer's shard.
+Either way each resource is entered once, at its shortest depth, with the smallest of its
+shortest paths (as lists of (state, address)); the page, its total and `beyond` are those
+of the statement, and the page's rows are read on their states' shards.
 """
 
 from dataclasses import dataclass
@@ -18,6 +21,8 @@ from uuid import UUID
 
 import asyncpg
 
+from app.graph import shards
+from app.graph.across_closure import walk_states
 from app.graph.edges import Direction, check_cursor_serial
 from app.graph.hops import hop_sql
 from app.graph.queries import valid_at
@@ -114,14 +119,24 @@ class _Level:
     """The next level of a walk: each resource reached (not seen before), with the
     smallest serial and parent path of the hops to it."""
 
-    def __init__(self, seen: set[UUID]) -> None:
+    def __init__(self, seen: set[UUID], taken: list[tuple[UUID, UUID]] | None = None) -> None:
         self.seen = seen
+        self.taken = taken  # every hop, when kept
         # id -> serial, parent path, state id, state name, address
         self.hops: dict[UUID, tuple[int, str, UUID, str, str]] = {}
 
     def reach(
-        self, row_id: UUID, state_id: UUID, serial: int, path: str, state_name: str, address: str
+        self,
+        source: "_Member",
+        row_id: UUID,
+        state_id: UUID,
+        serial: int,
+        state_name: str,
+        address: str,
     ) -> None:
+        if self.taken is not None:
+            self.taken.append((source.id, row_id))
+        path = source.path
         if row_id in self.seen:
             return
         found = self.hops.get(row_id)
@@ -140,18 +155,23 @@ def _has(outputs: Any, name: str) -> bool:
 
 async def _walk(
     conn: asyncpg.Connection,
-    root: _Member,
+    roots: list[_Member],
     direction: Direction,
     readable: list[str] | None,
+    *,
+    roots_seen: bool = True,
+    hops: list[tuple[UUID, UUID]] | None = None,
 ) -> list[_Member]:
-    """Every resource reachable from `root`, once, at its shortest depth."""
+    """Every resource reachable from `roots`, once, at its shortest depth; the roots are
+    seen from the start with `roots_seen` (else entered too when reached). `hops`: every
+    hop taken is added to it (those to resources already entered included)."""
     members: list[_Member] = []
-    seen = {root.id}
-    level = [root]
+    seen = {root.id for root in roots} if roots_seen else set()
+    level = list(roots)
     depth = 0
     while level:
         depth += 1
-        nxt = _Level(seen)
+        nxt = _Level(seen, hops)
         groups: dict[tuple[UUID, int], list[_Member]] = {}
         for member in level:
             groups.setdefault((member.state_id, member.serial), []).append(member)
@@ -185,7 +205,7 @@ async def _hops(
     for r in records:
         source = by_id[r["src"]]
         if r["id"] is not None:
-            nxt.reach(r["id"], state_id, serial, source.path, name, r["address"])
+            nxt.reach(source, r["id"], state_id, serial, name, r["address"])
         elif direction is Direction.DEPENDENTS:
             outputs.setdefault(r["output"], []).append(source)
         else:
@@ -194,10 +214,10 @@ async def _hops(
         for c in await conn.fetch(_CONSUMERS, name, sorted(outputs), readable):
             for source in outputs[c["output"]]:
                 nxt.reach(
+                    source,
                     c["resource_id"],
                     c["state_id"],
                     c["serial"],
-                    source.path,
                     c["state_name"],
                     c["address"],
                 )
@@ -222,10 +242,10 @@ async def _producers(
     for x in await conn.fetch(_SOURCES, found["id"]):
         if _has(outputs, x["output_name"]):
             nxt.reach(
+                source,
                 x["resource_id"],
                 found["id"],
                 found["current_serial"],
-                source.path,
                 producer,
                 x["address"],
             )
@@ -276,7 +296,21 @@ async def walked_pages(
             address,
             _step(version["name"], address),
         )
-        walk = await _walk(conn, root, direction, readable)
+        walked = await walk_states(
+            conn,
+            [(root.state_id, root.serial, root.state_name, root.id, root.address)],
+            direction,
+            readable,
+            roots_seen=True,
+        )
+        if walked is None:  # reached in two versions of a state: a level at a time
+            walk = await _walk(conn, [root], direction, readable)
+        else:
+            walk = [
+                _Member(row_id, unit.state_id, unit.serial, depth, unit.name, address, path)
+                for unit in walked.units.values()
+                for row_id, (depth, path, address) in unit.members.items()
+            ]
         within = [m for m in walk if m.depth <= limit]
         beyond = len(walk) - len(within)
         within.sort(key=lambda m: (m.depth, m.state_name, m.address))
@@ -319,3 +353,61 @@ async def _columns(
         for r in records:
             columns[state_id, r["id"], r["serial"]] = dict(r)
     return columns
+
+
+# The resources of version $2 (of state $1) at addresses $3.
+_ROOTS = f"""SELECT r.id, r.address FROM resources r
+    WHERE {valid_at("r", "$1", "$2")} AND r.address = ANY($3::text[])"""
+
+
+async def reached(
+    conn: asyncpg.Connection,
+    version_id: UUID,
+    addresses: list[str],
+    readable: list[str] | None,
+    *,
+    across: bool,
+) -> tuple[list[tuple[UUID, str]], dict[UUID, tuple[int, str]], list[tuple[UUID, UUID]]]:
+    """across.reach on Citus (with `across`, across states; else within the roots'
+    state): the roots (id, address), each resource reached (id -> depth, encoded path)
+    and every hop taken."""
+    state_id = (await shards.states_of(conn, [version_id])).get(version_id)
+    if state_id is None:
+        return [], {}, []
+    version = await conn.fetchrow(
+        """SELECT v.serial, s.name FROM state_versions v JOIN states s ON s.id = v.state_id
+           WHERE v.state_id = $1 AND v.id = $2""",
+        state_id,
+        version_id,
+    )
+    if version is None:
+        return [], {}, []
+    serial, name = version["serial"], version["name"]
+    found = await conn.fetch(_ROOTS, state_id, serial, addresses)
+    roots = [(r["id"], r["address"]) for r in found]
+    if not roots:
+        return [], {}, []
+    walked = await walk_states(
+        conn,
+        [(state_id, serial, name, row_id, address) for row_id, address in roots],
+        Direction.DEPENDENTS,
+        readable,
+        roots_seen=False,
+        hops=True,
+        across=across,
+    )
+    if walked is not None:
+        members = {
+            row_id: (depth, path)
+            for unit in walked.units.values()
+            for row_id, (depth, path, _) in unit.members.items()
+        }
+        return roots, members, walked.hops()
+    # reached in two versions of a state: a level at a time
+    hops: list[tuple[UUID, UUID]] = []
+    level = [
+        _Member(row_id, state_id, serial, 0, name, address, _step(name, address))
+        for row_id, address in roots
+    ]
+    walk = await _walk(conn, level, Direction.DEPENDENTS, readable, roots_seen=False, hops=hops)
+    return roots, {m.id: (m.depth, m.path) for m in walk}, hops

@@ -2,7 +2,8 @@
 write, a one-change write, a read, a lock and its release) and for the reads of one
 state's resources (lists, search, blast radius walked and paged, history, diff, the
 dashboard's resource page) runs on one shard: EXPLAIN shows one task (a router plan),
-for each step of a statement Citus splits."""
+for each step of a statement Citus splits. Walks across states (the radius, a plan's
+impact) walk each state in one statement on its shard."""
 
 import contextlib
 import re
@@ -13,7 +14,8 @@ import asyncpg
 import pytest
 
 from tests.helpers.citus_cluster import citus_url, cluster_database, serving
-from tests.helpers.citus_workload import gql, network
+from tests.helpers.citus_reads import net_plan
+from tests.helpers.citus_workload import consumer, gql, network, vpc
 
 pytestmark = [pytest.mark.citus, pytest.mark.slow]
 
@@ -175,3 +177,33 @@ async def test_one_state_reads_run_on_one_shard() -> None:
     assert len(checked) >= 10
     unexpected = _elsewhere(checked, READS_FAN_OUT)
     assert not unexpected, unexpected
+
+
+async def test_walks_across_states_run_a_state_at_a_time() -> None:
+    """The radius across states and a plan's impact: each state's walk one statement on
+    its shard (team/net's, then team/app's, reading its VPC's id)."""
+    url = citus_url()
+    async with cluster_database(url) as database, serving(database) as (app, client):
+        for path, body in (
+            ("/states/team/net", network(1, 2)),
+            ("/states/team/app", consumer(1, vpc(1))),
+        ):
+            assert (await client.post(path, content=body)).status_code == 200
+        async with logged(app.state.pool) as sent:
+            radius = await gql(
+                client,
+                """{ blastRadius(state: "team/net", address: "aws_vpc.main",
+                     crossStates: true) { totalCount } }""",
+            )
+            submitted = await gql(
+                client,
+                """mutation($plan: JSON!) { submitPlan(state: "team/net", plan: $plan) {
+                     impact(crossStates: true) { state address } } }""",
+                {"plan": net_plan(vpc(1))},
+            )
+        checked = await _plans(app.state.pool, sent)
+    assert radius["blastRadius"]["totalCount"] == 7  # 2 subnets, 2 instances; 3 in team/app
+    impact = submitted["submitPlan"]["impact"]
+    assert {m["state"] for m in impact} == {"team/net", "team/app"}
+    walks = {q: n for q, n in checked.items() if "WITH RECURSIVE" in q}
+    assert walks and all(n == [1] for n in walks.values())

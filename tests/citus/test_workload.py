@@ -29,6 +29,12 @@ async def test_the_cluster_answers_as_a_single_node(admin_url: str) -> None:
     assert all(page["status"] == 200 for page in alone["dashboard"].values())
     assert alone["leases"]["state"]["state"]["currentVersion"]["serial"] == 3
     assert alone["configuration"]["reads"]["state"]["modules"]
+    # a plan's impact across states reaches team/app, on its own page and in its report
+    plans = alone["plans"]
+    impact = plans["submitted"]["submitPlan"]["cross"]
+    assert {m["state"] for m in impact} == {"team/net", "team/app"} and len(impact) > 4
+    assert len(plans["submitted"]["submitPlan"]["paged"]) == 2
+    assert plans["posted"]["status"] == 201 and plans["read"]["plans"][0]["impact"] == impact
     async with cluster_database(url) as sharded, serving(sharded) as (app, client):
         clustered = await run(client, app)
     assert clustered == alone

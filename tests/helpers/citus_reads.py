@@ -1,7 +1,8 @@
 """The reads of resource rows in the workload of tests/citus (lists and search, blast
 radius and its kept pages, the radius across states, diff, history, the dashboard's state
-and resource pages), leases and configuration: each a function of the app's client that
-returns its answers as they are (tests/helpers/citus_workload.py makes them comparable)."""
+and resource pages), leases, configuration and Terraform plans (their impact across
+states): each a function of the app's client that returns its answers as they are
+(tests/helpers/citus_workload.py makes them comparable)."""
 
 import json
 import re
@@ -12,6 +13,7 @@ import httpx
 
 from tests.helpers.configurations import network, network_state, plan_with
 from tests.helpers.lease_plans import plan_doc, state_doc
+from tests.helpers.plans import as_bytes, change, plan
 
 Ask = Callable[[str, dict[str, Any] | None], Awaitable[Any]]
 
@@ -228,4 +230,48 @@ async def configuration_reads(client: httpx.AsyncClient, ask: Ask) -> dict[str, 
     written = await client.post("/states/team/cfg", content=network_state(serial=2))
     answers["state 2"] = written.status_code
     answers["reads 2"] = await ask(CONFIGURATION, None)
+    return answers
+
+
+PLAN = """mutation($state: String!, $plan: JSON!) { submitPlan(state: $state, plan: $plan) {
+  state baseSerial stale summary { action count }
+  impact { state address depth path pathStates via }
+  cross: impact(crossStates: true) { state address depth path pathStates via }
+  paged: impact(crossStates: true, first: 2) { address }
+  staleConsumers { consumer address output before after }
+  markdown } }"""
+
+
+def net_plan(vpc_id: str) -> dict[str, Any]:
+    """A plan of team/net (tests/citus_workload.py's network) replacing its VPC and
+    updating a subnet: its impact reaches team/app, which reads the VPC's id."""
+    vpc = {"id": vpc_id}
+    subnet = {"id": "subnet-0", "cidr": "10.0.1.0/24"}
+    return plan(
+        [
+            change("aws_vpc.main", ["delete", "create"], vpc, {"id": None}, unknown={"id": True}),
+            change("aws_subnet.a[0]", ["update"], subnet, {**subnet, "cidr": "10.0.2.0/24"}),
+            change("aws_instance.web[1]", ["no-op"], {"id": "i-1"}, {"id": "i-1"}),
+        ],
+        prior={"aws_vpc.main": vpc, "aws_subnet.a[0]": subnet},
+        outputs={
+            "vpc": {"actions": ["update"], "before": vpc_id, "after": None, "after_unknown": True}
+        },
+    )
+
+
+async def plan_reads(client: httpx.AsyncClient, ask: Ask, vpc_id: str) -> dict[str, Any]:
+    """Terraform plans of team/net: submitted (their impact within the state and across
+    states, paged; stale consumers; the markdown), POSTed (the report, its impact walked
+    beside the write), and read again."""
+    answers: dict[str, Any] = {}
+    answers["submitted"] = await ask(PLAN, {"state": "team/net", "plan": net_plan(vpc_id)})
+    posted = await client.post("/states/team/net/plans", content=as_bytes(net_plan(vpc_id)))
+    answers["posted"] = {"status": posted.status_code, "body": posted.json()}
+    answers["read"] = await ask(
+        """{ plans(state: "team/net", first: 2) { baseSerial
+             impact(crossStates: true, first: 20) {
+               state address depth path pathStates via } } }""",
+        None,
+    )
     return answers

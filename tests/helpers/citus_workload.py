@@ -271,6 +271,7 @@ async def resource_rows(client: httpx.AsyncClient) -> dict[str, Any]:
         "radius": await citus_reads.radius_reads(ask),
         "versions": await citus_reads.version_reads(ask),
         "dashboard": await citus_reads.dashboard_reads(client),
+        "plans": await citus_reads.plan_reads(client, ask, vpc(4)),
     }
 
 
