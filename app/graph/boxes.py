@@ -9,7 +9,7 @@ import asyncpg
 
 from app.graph import shards
 from app.graph.edges import DIRECT_EDGES, HOP, WALK_OF_ROOT, Direction
-from app.graph.hops import instance_hop_sql, through_kind
+from app.graph.hops import configured_hop_sql, instance_hop_sql, through_kind
 from app.graph.queries import valid_at
 from app.graph.resources import KEYS_AT_VERSIONS, ResourceKey, key_arrays, keys_at_versions
 
@@ -83,9 +83,7 @@ _BOXES = f"""
                 count(d.reason) AS reasoned, min(d.reason) AS low, max(d.reason) AS high
             FROM (SELECT h.id AS near_id, NULL::text AS reason FROM ({{back}}) h
                 UNION ALL
-                  SELECT c.{{near}}, c.reason FROM configured_edges c
-                  WHERE w.configured AND c.state_id = {{walk}} AND c.serial = w.serial
-                    AND c.{{far}} = f.id AND c.direct) d
+                  SELECT c.id, c.reason FROM {{configured}} c WHERE c.direct) d
             GROUP BY 1) e
         WHERE f.depth > 0
         UNION ALL
@@ -127,9 +125,11 @@ async def radius_boxes(
         far, near, at="f.id", state=walk, serial="w.serial", direct="{e}.direct",
         gate="NOT w.configured",
     )  # fmt: skip
+    configured = configured_hop_sql(
+        far, near, at="f.id", state=walk, serial="w.serial", gate="w.configured"
+    )
     sql = _BOXES.format(
-        near=near,
-        far=far,
+        configured=configured,
         back=back,
         back_near=far,
         back_far=near,

@@ -84,3 +84,49 @@ def pairs_sql(state: str, serial: str) -> str:
           ON m.state_id = d.state_id AND m.from_resource_id = d.to_resource_id
         WHERE d.kind = 'resource' AND {valid_at("d", state, serial)}
           AND {valid_at("m", state, serial)} AND m.to_resource_id <> d.from_resource_id)"""
+
+
+# The reason of a configured edge that no reference explains (app/configuration/edges.py).
+_UNREFERENCED = "declared"
+
+
+def configured_hop_sql(
+    near: str, far: str, *, at: str, state: str, serial: str, gate: str = "true"
+) -> str:
+    """hop_sql over a configured version's copy of its edges (configured_edges, at the
+    grain they are declared: `instance` and `resource` rows, whose members are the
+    state's `member` rows): a subquery of `id`, the next instance, `direct`, `reason` and
+    `attributes`. A `resource` row leads to each member of its resource at `serial` but
+    the instance it stands on, with its reason (a reference matches config addresses,
+    the same for every member); the hop is direct when referenced, else when the row and
+    the member are. `gate`: a condition on neither (when false, no edge is read)."""
+    flag = _configured_flag("c", "m")
+    if near == "from_resource_id":
+        # forwards: the configured `resource` rows from `at`, then their resources' members
+        through = f"""SELECT m.to_resource_id, {flag}, c.reason, c.attributes
+        FROM configured_edges c
+        JOIN resource_dependencies m ON m.state_id = c.state_id
+            AND m.from_resource_id = c.to_resource_id AND m.kind = 'member'
+        WHERE {gate} AND c.state_id = {state} AND c.serial = {serial} AND c.from_resource_id = {at}
+          AND c.kind = 'resource' AND {valid_at("m", state, serial)} AND m.to_resource_id <> {at}"""
+    else:
+        # backwards: the `member` rows of `at`, then the configured `resource` rows to them
+        through = f"""SELECT c.from_resource_id, {flag}, c.reason, c.attributes
+        FROM resource_dependencies m
+        JOIN configured_edges c ON c.state_id = m.state_id AND c.serial = {serial}
+            AND c.to_resource_id = m.from_resource_id AND c.kind = 'resource'
+        WHERE {gate} AND m.to_resource_id = {at} AND m.kind = 'member'
+          AND {valid_at("m", state, serial)} AND c.from_resource_id <> {at}"""
+    return f"""(SELECT c.{far} AS id, c.direct, c.reason, c.attributes FROM configured_edges c
+        WHERE {gate} AND c.state_id = {state} AND c.serial = {serial} AND c.{near} = {at}
+          AND c.kind = 'instance'
+      UNION ALL
+        {through}
+          AND EXISTS (SELECT FROM resource_dependencies g
+                      WHERE g.state_id = {state} AND g.kind = '{_THROUGH[near]}'))"""
+
+
+def _configured_flag(row: str, member: str) -> str:
+    """The flag of a configured `resource` row's edge to a member: direct when a reference
+    explains it, else when the row and the member both are."""
+    return f"({row}.reason <> '{_UNREFERENCED}' OR ({row}.direct AND {member}.direct))"
