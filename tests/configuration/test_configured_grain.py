@@ -12,65 +12,24 @@ import asyncpg
 import pytest
 
 from app import db
-from app.configuration import edges as configured
 from app.configuration.edges import reasoned_edges
-from app.configuration.parse import parse_configuration
-from app.configuration.store import PUSH, record_configuration
 from app.graph.edges import Direction, blast_radius, neighbours
 from app.graph.resources import find_resource
 from app.graph.write.version import write_version
 from tests.conftest import throwaway_database
 from tests.graph.states import WALK_LIMITS
-from tests.helpers.configured import OLD_CONFIGURE, check_reads, instance_grain_copy
+from tests.helpers.configured import (
+    check_converted,
+    check_reads,
+    configure,
+    configured_rows,
+    fan_in_configuration,
+    history_configuration,
+    instance_grain_copy,
+    write_old_copies,
+)
 from tests.helpers.edges import history
 from tests.helpers.fan_in import READER, SOURCE, fan_in_state
-from tests.plans.configurations import config_resource, configuration, module, refs
-
-
-def _data(name: str, *references: str, depends_on: list[str] | None = None) -> dict[str, Any]:
-    expressions = {"input": refs(*(f"terraform_data.{r}.id" for r in references))}
-    return config_resource(
-        f"terraform_data.{name}", expressions if references else None, depends_on=depends_on
-    )
-
-
-def fan_in_configuration() -> dict[str, Any]:
-    """The readers reference the counted source."""
-    return configuration(module([_data("reader", "source"), _data("source")]))
-
-
-def history_configuration() -> dict[str, Any]:
-    """References for tests/helpers/edges.py history(): some of the reduction's edges,
-    some it drops (top -> net), depends_on (app -> sub), a cycle's one way."""
-    return configuration(
-        module(
-            [
-                _data("base"),
-                _data("net", "base"),
-                _data("sub", "net"),
-                _data("app", "net", depends_on=["terraform_data.sub"]),
-                _data("one"),
-                _data("cyc", "loop"),
-                _data("loop"),
-                _data("top", "net"),
-            ]
-        )
-    )
-
-
-async def _configure(conn: Any, name: str, section: dict[str, Any]) -> None:
-    await record_configuration(
-        conn, name, parse_configuration(section), origin=PUSH, submitter="test"
-    )
-
-
-async def _rows(conn: Any, name: str, serial: int | None = None) -> int:
-    return await conn.fetchval(
-        """SELECT count(*) FROM configured_edges c JOIN states s ON s.id = c.state_id
-           WHERE s.name = $1 AND ($2::bigint IS NULL OR c.serial = $2)""",
-        name,
-        serial,
-    )
 
 
 async def _key(conn: Any, name: str, address: str) -> tuple[Any, Any]:
@@ -80,9 +39,9 @@ async def _key(conn: Any, name: str, address: str) -> tuple[Any, Any]:
 
 async def test_a_configured_dense_fan_in_stores_a_row_a_reader(conn) -> None:
     await write_version(conn, "cfg-fan", fan_in_state(), actor="test")
-    await _configure(conn, "cfg-fan", fan_in_configuration())
+    await configure(conn, "cfg-fan", fan_in_configuration())
     # a `resource` row a reader (its reference covers every source instance), not 6.25M
-    assert await _rows(conn, "cfg-fan", 1) == 2_500
+    assert await configured_rows(conn, "cfg-fan", 1) == 2_500
     kinds = await conn.fetch("SELECT DISTINCT kind, reason, direct FROM configured_edges")
     assert [tuple(r) for r in kinds] == [("resource", "implicit", True)]
     # read as the 2,500 x 2,500 implicit edges
@@ -109,13 +68,13 @@ async def test_a_configured_dense_fan_in_stores_a_row_a_reader(conn) -> None:
     document["serial"] = 2
     document["resources"][1]["instances"][5]["attributes"]["id"] = "changed"
     await write_version(conn, "cfg-fan", json.dumps(document).encode(), actor="test")
-    assert await _rows(conn, "cfg-fan", 2) == 2_500
+    assert await configured_rows(conn, "cfg-fan", 2) == 2_500
 
 
 async def test_configured_reads_are_those_of_the_copy_instance_to_instance(conn) -> None:
     versions = history()
     await write_version(conn, "cfg-history", versions[0], actor="test")
-    await _configure(conn, "cfg-history", history_configuration())
+    await configure(conn, "cfg-history", history_configuration())
     await write_version(conn, "cfg-history", versions[1], actor="test")
     for serial in (1, 2):
         copy = await instance_grain_copy(conn, "cfg-history", serial)
@@ -123,11 +82,11 @@ async def test_configured_reads_are_those_of_the_copy_instance_to_instance(conn)
         assert reasons == {"implicit", "explicit", "declared"}, serial
         assert await check_reads(conn, "cfg-history", serial) == len(copy)
         # fewer rows than pairs: the edges to resources of several instances are one row
-        assert await _rows(conn, "cfg-history", serial) < len(copy)
+        assert await configured_rows(conn, "cfg-history", serial) < len(copy)
     await write_version(conn, "cfg-small", fan_in_state(12, 9), actor="test")
-    await _configure(conn, "cfg-small", fan_in_configuration())
+    await configure(conn, "cfg-small", fan_in_configuration())
     assert await check_reads(conn, "cfg-small", 1) == 12 * 9
-    assert await _rows(conn, "cfg-small") == 9
+    assert await configured_rows(conn, "cfg-small") == 9
 
 
 @pytest.fixture
@@ -139,30 +98,6 @@ async def before_0031(admin_url: str) -> AsyncIterator[asyncpg.Connection]:
                 yield conn
         finally:
             await pool.close()
-
-
-async def write_old_copies(conn: Any, monkeypatch: Any) -> dict[str, int]:
-    """States configured with their copies made instance to instance (before 0031): the
-    rows each has."""
-    monkeypatch.setattr(configured, "_CONFIGURE", OLD_CONFIGURE)
-    versions = history()
-    await write_version(conn, "old-history", versions[0], actor="test")
-    await _configure(conn, "old-history", history_configuration())
-    await write_version(conn, "old-history", versions[1], actor="test")
-    await write_version(conn, "old-fan", fan_in_state(40, 30), actor="test")
-    await _configure(conn, "old-fan", fan_in_configuration())
-    monkeypatch.undo()
-    return {name: await _rows(conn, name) for name in ("old-history", "old-fan")}
-
-
-async def check_converted(conn: Any, before: dict[str, int]) -> None:
-    """The copies converted: the fan-in a row a reader, every read as before."""
-    assert before["old-fan"] == 40 * 30
-    assert await _rows(conn, "old-fan") == 30
-    assert await _rows(conn, "old-history") < before["old-history"]
-    for serial in (1, 2):
-        await check_reads(conn, "old-history", serial)
-    await check_reads(conn, "old-fan", 1)
 
 
 async def test_copies_made_instance_to_instance_are_converted(before_0031, monkeypatch) -> None:

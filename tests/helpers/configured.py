@@ -5,12 +5,19 @@ that the reads of the copy at its grain give what that copy gave."""
 import collections
 from typing import Any
 
+from app.configuration import edges as configured
 from app.configuration.edges import reasoned_edges
+from app.configuration.parse import parse_configuration
+from app.configuration.store import PUSH, record_configuration
 from app.graph.boxes import radius_boxes
 from app.graph.edges import Direction, blast_radius, neighbours
 from app.graph.hops import pairs_sql
 from app.graph.queries import valid_at
+from app.graph.write.version import write_version
 from tests.graph.states import WALK_LIMITS
+from tests.helpers.edges import history
+from tests.helpers.fan_in import fan_in_state
+from tests.plans.configurations import config_resource, configuration, module, refs
 
 # The copy of version ($1 state, $2 serial) with the references of configuration $3, one
 # row per declared pair instance to instance, as migration 0029's copy made it.
@@ -41,16 +48,16 @@ Pair = tuple[str, str]  # (dependent, dependency) addresses
 
 
 async def _version(conn: Any, name: str, serial: int) -> tuple[Any, Any, Any]:
+    state_id = await conn.fetchval("SELECT id FROM states WHERE name = $1", name)
     row = await conn.fetchrow(
-        """SELECT s.id, v.id AS version_id, cv.configuration_id FROM states s
-           JOIN state_versions v ON v.state_id = s.id AND v.serial = $2
-           JOIN configured_versions cv ON cv.state_id = s.id AND cv.serial = $2
-           WHERE s.name = $1""",
-        name,
+        """SELECT v.id AS version_id, cv.configuration_id FROM state_versions v
+           JOIN configured_versions cv ON cv.state_id = v.state_id AND cv.serial = v.serial
+           WHERE v.state_id = $1 AND v.serial = $2""",
+        state_id,
         serial,
     )
     assert row is not None, (name, serial)
-    return row["id"], row["version_id"], row["configuration_id"]
+    return state_id, row["version_id"], row["configuration_id"]
 
 
 async def instance_grain_copy(
@@ -162,3 +169,76 @@ async def check_reads(conn: Any, name: str, serial: int, *, boxes: bool = True) 
                 picture = await radius_boxes(conn, key, of, direction, single_up_to=1_000_000)
                 assert set(picture.edges) == _bundles(of, members, copy, direction), (direction, of)
     return len(copy)
+
+
+def _data(name: str, *references: str, depends_on: list[str] | None = None) -> dict[str, Any]:
+    expressions = {"input": refs(*(f"terraform_data.{r}.id" for r in references))}
+    return config_resource(
+        f"terraform_data.{name}", expressions if references else None, depends_on=depends_on
+    )
+
+
+def fan_in_configuration() -> dict[str, Any]:
+    """The readers reference the counted source."""
+    return configuration(module([_data("reader", "source"), _data("source")]))
+
+
+def history_configuration() -> dict[str, Any]:
+    """References for tests/helpers/edges.py history(): some of the reduction's edges,
+    some it drops (top -> net), depends_on (app -> sub), a cycle's one way."""
+    return configuration(
+        module(
+            [
+                _data("base"),
+                _data("net", "base"),
+                _data("sub", "net"),
+                _data("app", "net", depends_on=["terraform_data.sub"]),
+                _data("one"),
+                _data("cyc", "loop"),
+                _data("loop"),
+                _data("top", "net"),
+            ]
+        )
+    )
+
+
+async def configure(conn: Any, name: str, section: dict[str, Any]) -> None:
+    """Records `section` (a plan's `configuration`) as state `name`'s configuration."""
+    await record_configuration(
+        conn, name, parse_configuration(section), origin=PUSH, submitter="test"
+    )
+
+
+async def configured_rows(conn: Any, name: str, serial: int | None = None) -> int:
+    """The configured_edges rows of state `name` (at `serial`; None: all its versions)."""
+    state_id = await conn.fetchval("SELECT id FROM states WHERE name = $1", name)
+    return await conn.fetchval(
+        """SELECT count(*) FROM configured_edges
+           WHERE state_id = $1 AND ($2::bigint IS NULL OR serial = $2)""",
+        state_id,
+        serial,
+    )
+
+
+async def write_old_copies(conn: Any, monkeypatch: Any) -> dict[str, int]:
+    """States configured with their copies made instance to instance (before 0031): the
+    rows each has."""
+    monkeypatch.setattr(configured, "_CONFIGURE", OLD_CONFIGURE)
+    versions = history()
+    await write_version(conn, "old-history", versions[0], actor="test")
+    await configure(conn, "old-history", history_configuration())
+    await write_version(conn, "old-history", versions[1], actor="test")
+    await write_version(conn, "old-fan", fan_in_state(40, 30), actor="test")
+    await configure(conn, "old-fan", fan_in_configuration())
+    monkeypatch.undo()
+    return {name: await configured_rows(conn, name) for name in ("old-history", "old-fan")}
+
+
+async def check_converted(conn: Any, before: dict[str, int]) -> None:
+    """The copies converted: the fan-in a row a reader, every read as before."""
+    assert before["old-fan"] == 40 * 30
+    assert await configured_rows(conn, "old-fan") == 30
+    assert await configured_rows(conn, "old-history") < before["old-history"]
+    for serial in (1, 2):
+        await check_reads(conn, "old-history", serial)
+    await check_reads(conn, "old-fan", 1)
