@@ -10,6 +10,11 @@
 -- The members stay in resource_dependencies; reads expand a `resource` row to the
 -- members at the version read, the instance it is from left out.
 --
+-- A hop finds a configured version's rows to an instance and to a resource in indexes of
+-- their own (app/graph/hops.py configured_hop_sql): the rows of a fan-in all lead to one
+-- resource, so an index of both would have the planner expect every row of the version
+-- at any instance, and scan them all once per instance of a walk's level.
+--
 -- Each DDL statement is an EXECUTE of its own: on a database that Citus distributes
 -- already, the text of a DDL statement goes to the workers, and a file of several
 -- statements would be refused (migration 0030 says the same).
@@ -17,6 +22,11 @@ DO $$ BEGIN
     EXECUTE $q$ALTER TABLE configured_edges ADD COLUMN kind text NOT NULL DEFAULT 'instance'$q$;
     EXECUTE $q$ALTER TABLE configured_edges ADD CONSTRAINT configured_edges_kind
         CHECK (kind IN ('instance', 'resource'))$q$;
+    EXECUTE $q$DROP INDEX configured_edges_to$q$;
+    EXECUTE $q$CREATE INDEX configured_edges_to
+        ON configured_edges (state_id, serial, to_resource_id) WHERE kind = 'instance'$q$;
+    EXECUTE $q$CREATE INDEX configured_edges_resource
+        ON configured_edges (state_id, serial, to_resource_id) WHERE kind = 'resource'$q$;
 END $$;
 
 -- The copies of the versions whose declared edges have `resource` rows are made again

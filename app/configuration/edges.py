@@ -11,8 +11,10 @@ it). The references give the real first hops (a resource reading both a VPC and 
 subnet is one hop from each), and the reduction's edges keep every declared member
 reachable where the configuration does not say (a reference through a local value, a
 stale configuration). The other declared edges are not copied: they are `declared`
-and not direct. The blast radius of a configured version walks the copy
-(app/graph/edges.py)."""
+and not direct. The copy is at the grain the edges are stored (migration 0031): an
+edge to a resource of several instances is one row for all its instances, expanded on
+read (app/graph/hops.py configured_hop_sql). The blast radius of a configured version
+walks the copy (app/graph/edges.py)."""
 
 from uuid import UUID
 
