@@ -11,15 +11,17 @@ it). The references give the real first hops (a resource reading both a VPC and 
 subnet is one hop from each), and the reduction's edges keep every declared member
 reachable where the configuration does not say (a reference through a local value, a
 stale configuration). The other declared edges are not copied: they are `declared`
-and not direct. The blast radius of a configured version walks the copy
-(app/graph/edges.py)."""
+and not direct. The copy is at the grain the edges are stored (migration 0031): an
+edge to a resource of several instances is one row for all its instances, expanded on
+read (app/graph/hops.py configured_hop_sql). The blast radius of a configured version
+walks the copy (app/graph/edges.py)."""
 
 from uuid import UUID
 
 import asyncpg
 
 from app.graph import shards
-from app.graph.hops import hop_sql, pairs_sql
+from app.graph.hops import configured_hop_sql, hop_sql
 from app.graph.queries import valid_at
 from app.graph.resources import KEYS_AT_VERSIONS, ResourceKey, key_arrays, keys_at_versions
 
@@ -33,27 +35,39 @@ _MARK = """
     WHERE sc.state_id = $1
     RETURNING configuration_id"""
 # Then its declared edges copied with their reasons, those of the configuration $3 (of the
-# same state: each statement names the state, one shard on Citus). A pair both referenced
-# and in depends_on is implicit (the reference is what the value needs).
+# same state: each statement names the state, one shard on Citus), at the grain they are
+# stored (migration 0031): an `instance` row as it is, a `resource` row once for all its
+# members (a reference matches config addresses, which its members share); the `member`
+# rows stay in resource_dependencies (app/graph/hops.py configured_hop_sql reads both).
+# A pair both referenced and in depends_on is implicit (the reference is what the value
+# needs).
 _CONFIGURE = f"""
-    -- each resource's address without instance keys, once (not once per edge)
+    -- each resource's address without instance keys, once (not once per edge), and each
+    -- resource of several instances by its id, from a member (they share it)
     WITH addresses AS (
         SELECT r.id, config_address(r.address) AS address FROM resources r
         WHERE {valid_at("r")}),
+    ends AS (
+        SELECT id, address FROM addresses
+      UNION ALL
+        (SELECT DISTINCT ON (m.from_resource_id) m.from_resource_id, a.address
+        FROM resource_dependencies m JOIN addresses a ON a.id = m.to_resource_id
+        WHERE m.kind = 'member' AND {valid_at("m")}
+        ORDER BY m.from_resource_id)),
     refs AS (
         SELECT DISTINCT ON (x.source, x.target) x.source, x.target, x.reason, x.attributes
         FROM configuration_references x WHERE x.state_id = $1 AND x.configuration_id = $3
         ORDER BY x.source, x.target, x.reason DESC)  -- 'implicit' sorts after 'explicit'
     INSERT INTO configured_edges
-        (state_id, serial, from_resource_id, to_resource_id, reason, attributes, direct)
-    SELECT $1, $2, d.from_resource_id, d.to_resource_id,
+        (state_id, serial, from_resource_id, to_resource_id, kind, reason, attributes, direct)
+    SELECT $1, $2, d.from_resource_id, d.to_resource_id, d.kind,
            coalesce(x.reason, '{DECLARED}'), coalesce(x.attributes, '{{}}'),
            d.direct OR x.reason IS NOT NULL
-    FROM {pairs_sql("$1", "$2")} d
+    FROM resource_dependencies d
     JOIN addresses f ON f.id = d.from_resource_id
-    JOIN addresses t ON t.id = d.to_resource_id
+    JOIN ends t ON t.id = d.to_resource_id
     LEFT JOIN refs x ON x.source = f.address AND x.target = t.address
-    WHERE d.direct OR x.reason IS NOT NULL"""
+    WHERE d.kind <> 'member' AND {valid_at("d")} AND (d.direct OR x.reason IS NOT NULL)"""
 
 
 async def configure_version(
@@ -84,18 +98,13 @@ _EDGES = """
                        WHERE cv.state_id = {state} AND cv.serial = kv.serial) AS on) cfg
     CROSS JOIN LATERAL (
         SELECT n.id, n.address COLLATE "C" AS address, e.reason, e.attributes, e.direct
-        FROM (SELECT c.{far} AS id, c.reason, c.attributes, c.direct FROM configured_edges c
-              WHERE cfg.on AND c.state_id = {state} AND c.serial = kv.serial
-                AND c.{near} = k.id
+        FROM (SELECT c.id, c.reason, c.attributes, c.direct FROM {configured} c
             UNION ALL
               -- the declared edges: all of them, or in a configured version those it
               -- did not copy (neither referenced nor kept by the reduction: not direct)
               SELECT d.id, '{declared}', '{{}}'::text[], d.direct AND NOT cfg.on
               FROM {hop} d
-              WHERE NOT (cfg.on AND EXISTS (
-                    SELECT FROM configured_edges c
-                    WHERE c.state_id = {state} AND c.serial = kv.serial
-                      AND c.{near} = k.id AND c.{far} = d.id))) e
+              WHERE NOT (cfg.on AND EXISTS (SELECT FROM {configured} c WHERE c.id = d.id))) e
         JOIN resources n ON n.id = e.id AND n.state_id = {state}
         ORDER BY 2 LIMIT $3) e
     ORDER BY k.ord, e.address"""
@@ -123,6 +132,9 @@ async def reasoned_edges(
             far=far,
             declared=DECLARED,
             hop=hop_sql(near, far, at="k.id", state=at, serial="kv.serial"),
+            configured=configured_hop_sql(
+                near, far, at="k.id", state=at, serial="kv.serial", gate="cfg.on"
+            ),
             state=at,
         )
         records = await conn.fetch(sql, *key_arrays(keys), limit, *shards.pinned(state))

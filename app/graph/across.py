@@ -29,7 +29,7 @@ import asyncpg
 
 from app.graph import across_steps, shards
 from app.graph.edges import Direction, check_cursor_serial, check_depth, with_beyond
-from app.graph.hops import DEPENDENCIES_HOP, DEPENDENTS_HOP, hop_sql
+from app.graph.hops import DEPENDENCIES_HOP, DEPENDENTS_HOP, configured_hop_sql, hop_sql
 from app.graph.queries import valid_at
 from app.graph.resources import RESOURCE_COLUMNS, RESOURCE_JOINS, ResourceKey, key_arrays
 from app.paging import Keyset, Page, paged_sql, pages_by_owner
@@ -41,9 +41,18 @@ CROSS_BLAST_KEY = Keyset(("walk_serial", "depth", "state_name", "address"), (int
 _LEVEL = "unnest(b.ids, b.state_ids, b.serials, b.paths) AS f (id, state_id, serial, path)"
 _CURRENT = """CROSS JOIN LATERAL (SELECT serial FROM state_versions
                                  WHERE state_id = {}.id ORDER BY serial DESC LIMIT 1) cv"""
-# A configured version (migration 0029) walks its configured_edges instead (see edges.py).
+# A configured version (migrations 0029, 0031) walks its configured_edges instead (see
+# edges.py).
 _CONFIGURED = """EXISTS (SELECT FROM configured_versions cv
                         WHERE cv.state_id = f.state_id AND cv.serial = f.serial)"""
+
+
+def _configured(direction: Direction) -> str:
+    """The configured edges from each of `f`, in a version with a configuration."""
+    near, far = DEPENDENTS_HOP if direction is Direction.DEPENDENTS else DEPENDENCIES_HOP
+    return configured_hop_sql(
+        near, far, at="f.id", state="f.state_id", serial="f.serial", gate=_CONFIGURED
+    )
 
 
 def _declared(direction: Direction) -> str:
@@ -62,17 +71,15 @@ _WITHIN = {
         SELECT d.id, f.state_id, f.serial, f.path, f.id AS src FROM {_LEVEL}
         CROSS JOIN LATERAL (SELECT h.id FROM {_declared(Direction.DEPENDENTS)} h
                           UNION ALL
-                            SELECT c.from_resource_id FROM configured_edges c
-                            WHERE c.state_id = f.state_id AND c.serial = f.serial
-                              AND c.to_resource_id = f.id AND c.direct
+                            SELECT c.id FROM {_configured(Direction.DEPENDENTS)} c
+                            WHERE c.direct
                             OFFSET 0) d""",
     Direction.DEPENDENCIES: f"""
         SELECT d.id, f.state_id, f.serial, f.path, f.id AS src FROM {_LEVEL}
         CROSS JOIN LATERAL (SELECT h.id FROM {_declared(Direction.DEPENDENCIES)} h
                           UNION ALL
-                            SELECT c.to_resource_id FROM configured_edges c
-                            WHERE c.state_id = f.state_id AND c.serial = f.serial
-                              AND c.from_resource_id = f.id AND c.direct
+                            SELECT c.id FROM {_configured(Direction.DEPENDENCIES)} c
+                            WHERE c.direct
                             OFFSET 0) d""",
 }
 _BETWEEN = {

@@ -24,7 +24,7 @@ import asyncpg
 from app.graph import shards
 from app.graph.across_closure import walk_states
 from app.graph.edges import Direction, check_cursor_serial
-from app.graph.hops import hop_sql
+from app.graph.hops import configured_hop_sql, hop_sql
 from app.graph.queries import valid_at
 from app.graph.resources import ResourceKey, resource_columns
 
@@ -39,9 +39,9 @@ _WITHIN = """
         SELECT h.id, f.id AS src
         FROM cfg CROSS JOIN unnest($3::uuid[]) AS f (id) CROSS JOIN LATERAL {hop} h
       UNION ALL
-        SELECT c.{far}, c.{near} FROM configured_edges c, cfg
-        WHERE cfg.on AND c.state_id = $1 AND c.serial = $2 AND c.{near} = ANY($3::uuid[])
-          AND c.direct)
+        SELECT c.id, f.id
+        FROM cfg CROSS JOIN unnest($3::uuid[]) AS f (id) CROSS JOIN LATERAL {configured} c
+        WHERE c.direct)
     SELECT h.id, h.src, r.address, NULL::text AS output, NULL::jsonb AS outputs
     FROM hop h JOIN resources r ON r.id = h.id AND r.state_id = $1
     UNION ALL
@@ -71,6 +71,9 @@ _WITHIN_SQL = {
             serial="$2",
             direct="{e}.direct",
             gate="NOT cfg.on",
+        ),
+        configured=configured_hop_sql(
+            _NEAR_FAR[d][0], _NEAR_FAR[d][1], at="f.id", state="$1", serial="$2", gate="cfg.on"
         ),
         out=_OUT[d],
     )

@@ -9,7 +9,13 @@ import asyncpg
 
 from app.graph import shards
 from app.graph.edges import DIRECT_EDGES, HOP, WALK_OF_ROOT, Direction
-from app.graph.hops import instance_hop_sql, through_kind
+from app.graph.hops import (
+    configured_hop_sql,
+    configured_spread_sql,
+    configured_via_sql,
+    instance_hop_sql,
+    through_kind,
+)
 from app.graph.queries import valid_at
 from app.graph.resources import KEYS_AT_VERSIONS, ResourceKey, key_arrays, keys_at_versions
 
@@ -57,21 +63,34 @@ _BOXES = f"""
     -- member, which copies the whole object each time
     placed AS MATERIALIZED (SELECT jsonb_object_agg(id::text, jsonb_build_array(depth, box)) AS of
                FROM member),
-    -- the members' edges to a resource of several instances (one row each), where the
-    -- version has no configuration: that resource's instances are counted by place once
-    -- (spread), not once for every member that depends on it
+    -- the members' edges to a resource of several instances (one row each; in a
+    -- configured version, its copy's rows, with their reasons): that resource's
+    -- instances are counted by place once (spread), not once for every member that
+    -- depends on it
     via AS MATERIALIZED (
-        SELECT f.depth, f.box, d.{{back_far}} AS resource
+        SELECT f.depth, f.box, d.{{back_far}} AS resource, NULL::text AS reason
         FROM walk w CROSS JOIN member f
         JOIN resource_dependencies d ON d.{{back_near}} = f.id AND d.kind = '{{through}}'
             AND d.direct AND {valid_at("d", "{walk}", "w.serial")}
-        WHERE f.depth > 0 AND NOT w.configured),
+        WHERE f.depth > 0 AND NOT w.configured
+        UNION ALL
+        SELECT f.depth, f.box, t.resource, t.reason
+        FROM walk w CROSS JOIN member f CROSS JOIN LATERAL {{configured_via}} t
+        WHERE f.depth > 0 AND w.configured AND t.direct),
     spread AS MATERIALIZED (
-        SELECT r.resource, (SELECT of FROM placed) -> e.{{back_far}}::text AS near, count(*) AS n
+        SELECT r.resource, (SELECT of FROM placed) -> e.{{back_far}}::text AS near,
+            NULL::text AS reason, count(*) AS n
         FROM (SELECT DISTINCT resource FROM via) r CROSS JOIN walk w
         JOIN resource_dependencies e ON e.{{back_near}} = r.resource
             AND e.direct AND {valid_at("e", "{walk}", "w.serial")}
-        GROUP BY 1, 2),
+        WHERE NOT w.configured
+        GROUP BY 1, 2
+        UNION ALL
+        SELECT r.resource, (SELECT of FROM placed) -> t.id::text, t.reason, count(*)
+        FROM (SELECT DISTINCT resource FROM via) r CROSS JOIN walk w
+        CROSS JOIN LATERAL {{configured_spread}} t
+        WHERE w.configured AND t.direct
+        GROUP BY 1, 2, 3),
     -- per member, its other edges in by the near one's place (a few rows, not one an
     -- edge): the references' direct edges where the version has a configuration, else the
     -- reduction's; a bundle's reason when all its edges share one
@@ -83,14 +102,14 @@ _BOXES = f"""
                 count(d.reason) AS reasoned, min(d.reason) AS low, max(d.reason) AS high
             FROM (SELECT h.id AS near_id, NULL::text AS reason FROM ({{back}}) h
                 UNION ALL
-                  SELECT c.{{near}}, c.reason FROM configured_edges c
-                  WHERE w.configured AND c.state_id = {{walk}} AND c.serial = w.serial
-                    AND c.{{far}} = f.id AND c.direct) d
+                  SELECT c.id, c.reason FROM {{configured}} c WHERE c.direct) d
             GROUP BY 1) e
         WHERE f.depth > 0
         UNION ALL
-        SELECT v.depth, v.box, s.near, s.n, 0, NULL, NULL
-        FROM via v JOIN spread s ON s.resource = v.resource),
+        SELECT v.depth, v.box, s.near, s.n, CASE WHEN r.reason IS NULL THEN 0 ELSE s.n END,
+            r.reason, r.reason
+        FROM via v JOIN spread s ON s.resource = v.resource
+        CROSS JOIN LATERAL (SELECT coalesce(v.reason, s.reason) AS reason) r),
     pair AS (
         SELECT depth, box, near, sum(n) AS n,
             CASE WHEN min(low) = max(high) AND sum(reasoned) = sum(n) THEN min(low) END AS reason
@@ -127,9 +146,15 @@ async def radius_boxes(
         far, near, at="f.id", state=walk, serial="w.serial", direct="{e}.direct",
         gate="NOT w.configured",
     )  # fmt: skip
+    configured = configured_hop_sql(
+        far, near, at="f.id", state=walk, serial="w.serial", gate="w.configured", through=False
+    )
     sql = _BOXES.format(
-        near=near,
-        far=far,
+        configured=configured,
+        configured_via=configured_via_sql(far, at="f.id", state=walk, serial="w.serial"),
+        configured_spread=configured_spread_sql(
+            far, resource="r.resource", state=walk, serial="w.serial"
+        ),
         back=back,
         back_near=far,
         back_far=near,

@@ -14,6 +14,7 @@ from app.graph import shards, walk_steps
 from app.graph.hops import (
     DEPENDENCIES_HOP,
     DEPENDENTS_HOP,
+    configured_hop_sql,
     hop_sql,
 )
 from app.graph.resources import (
@@ -87,9 +88,12 @@ async def neighbours(
                 )
             } h
                   UNION ALL
-                    SELECT c.{far} FROM configured_edges c
-                    WHERE cfg.on AND c.state_id = {at} AND c.serial = kv.serial
-                      AND c.{near} = k.id AND c.direct
+                    SELECT c.id FROM {
+                configured_hop_sql(
+                    near, far, at="k.id", state=at, serial="kv.serial", gate="cfg.on"
+                )
+            } c
+                    WHERE c.direct
                     OFFSET 0) d
                 CROSS JOIN LATERAL (
                     SELECT n.id, n.state_id, n.address FROM resources n
@@ -161,14 +165,12 @@ _ROOTS = """unnest($1::uuid[], $2::uuid[]) AS k (id, version_id)
     JOIN state_versions kv ON kv.id = k.version_id{pinned}
     JOIN resources r ON r.id = k.id AND r.state_id = {state}"""
 # The next resources `d` (d.id) from a resource `f` of the level before, at the root's version.
-# A configured version (migration 0029, app/configuration/edges.py) walks its own copy
-# of the edges, whose `direct` follows the configuration's references; `b.configured`
-# says which, once per root.
+# A configured version (migrations 0029, 0031, app/configuration/edges.py) walks its own
+# copy of the edges, whose `direct` follows the configuration's references;
+# `b.configured` says which, once per root.
 _NEXT = """CROSS JOIN LATERAL (SELECT h.id FROM {declared} h
                   UNION ALL
-                    SELECT c.{far} FROM configured_edges c
-                    WHERE b.configured AND c.state_id = {walk_state} AND c.serial = b.serial
-                      AND c.{near} = f.id AND c.direct
+                    SELECT c.id FROM {configured} c WHERE c.direct
                     OFFSET 0) d
     WHERE NOT EXISTS (SELECT FROM unnest(b.seen) AS s (id) WHERE s.id = d.id)"""
 
@@ -179,7 +181,10 @@ def _next(near: str, far: str, walk_state: str) -> str:
         near, far, at="f.id", state=walk_state, serial="b.serial", direct="{e}.direct",
         gate="NOT b.configured",
     )  # fmt: skip
-    return _NEXT.format(declared=declared, near=near, far=far, walk_state=walk_state)
+    configured = configured_hop_sql(
+        near, far, at="f.id", state=walk_state, serial="b.serial", gate="b.configured"
+    )
+    return _NEXT.format(declared=declared, configured=configured)
 
 
 _WALK = rf"""bfs (root_id, state_id, serial, depth, ids, addresses, paths, seen, configured) AS (
