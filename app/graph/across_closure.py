@@ -29,7 +29,7 @@ from uuid import UUID
 import asyncpg
 
 from app.graph.edges import Direction
-from app.graph.hops import DEPENDENCIES_HOP, DEPENDENTS_HOP, hop_sql
+from app.graph.hops import DEPENDENCIES_HOP, DEPENDENTS_HOP, configured_hop_sql, hop_sql
 from app.graph.queries import valid_at
 
 SEP, ADDRESS = "\x01\x01", "\x01\x02"
@@ -49,13 +49,12 @@ def _hop(direction: Direction) -> str:
     declared = hop_sql(
         near, far, at="f.id", state="$1", serial="$2", direct="{e}.direct", gate="NOT cfg.on"
     )
+    configured = configured_hop_sql(near, far, at="f.id", state="$1", serial="$2", gate="cfg.on")
     return f"""SELECT d.id, f.path, f.id AS src FROM cfg,
             unnest(b.ids, b.paths) AS f (id, path)
             CROSS JOIN LATERAL (SELECT h.id FROM {declared} h
                               UNION ALL
-                                SELECT c.{far} FROM configured_edges c
-                                WHERE cfg.on AND c.state_id = $1 AND c.serial = $2
-                                  AND c.{near} = f.id AND c.direct
+                                SELECT c.id FROM {configured} c WHERE c.direct
                                 OFFSET 0) d"""
 
 

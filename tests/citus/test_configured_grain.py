@@ -5,7 +5,7 @@ grain of the declared edges and every configured read is as it was."""
 import pytest
 
 from app import citus, db
-from tests.citus_cluster import citus_url, cluster_database
+from tests.helpers.citus_cluster import citus_url, cluster_database
 from tests.helpers.configured import check_converted, write_old_copies
 
 pytestmark = [pytest.mark.citus, pytest.mark.slow]

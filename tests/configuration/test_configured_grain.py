@@ -16,8 +16,6 @@ from app.configuration.edges import reasoned_edges
 from app.graph.edges import Direction, blast_radius, neighbours
 from app.graph.resources import find_resource
 from app.graph.write.version import write_version
-from tests.conftest import throwaway_database
-from tests.graph.states import WALK_LIMITS
 from tests.helpers.configured import (
     check_converted,
     check_reads,
@@ -28,8 +26,10 @@ from tests.helpers.configured import (
     instance_grain_copy,
     write_old_copies,
 )
+from tests.helpers.databases import throwaway_database
 from tests.helpers.edges import history
 from tests.helpers.fan_in import READER, SOURCE, fan_in_state
+from tests.helpers.states import WALK_LIMITS
 
 
 async def _key(conn: Any, name: str, address: str) -> tuple[Any, Any]:

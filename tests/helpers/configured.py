@@ -14,10 +14,10 @@ from app.graph.edges import Direction, blast_radius, neighbours
 from app.graph.hops import pairs_sql
 from app.graph.queries import valid_at
 from app.graph.write.version import write_version
-from tests.graph.states import WALK_LIMITS
+from tests.helpers.configurations import config_resource, configuration, module, refs
 from tests.helpers.edges import history
 from tests.helpers.fan_in import fan_in_state
-from tests.plans.configurations import config_resource, configuration, module, refs
+from tests.helpers.states import WALK_LIMITS
 
 # The copy of version ($1 state, $2 serial) with the references of configuration $3, one
 # row per declared pair instance to instance, as migration 0029's copy made it.
