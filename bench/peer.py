@@ -69,10 +69,11 @@ class _Project:
 
 
 class _FloorHandler(http.server.BaseHTTPRequestHandler):
-    """GET: the last body POSTed to the path (404 before any); POST: kept; no locking."""
+    """GET: the last body POSTed to the path (404 before any); POST: kept, with its
+    Content-MD5 (hashed once, as this server stores it); no locking."""
 
     protocol_version = "HTTP/1.1"  # keep-alive, as Terraform's client uses it
-    bodies: dict[str, bytes]
+    bodies: dict[str, tuple[bytes, str]]
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -80,24 +81,26 @@ class _FloorHandler(http.server.BaseHTTPRequestHandler):
     def _state(self) -> str:
         return self.path.partition("?")[0]
 
-    def _answer(self, status: int, body: bytes = b"", md5: bool = False) -> None:
+    def _answer(self, status: int, body: bytes = b"", md5: str | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
-        if md5:
-            self.send_header("Content-MD5", base64.b64encode(hashlib.md5(body).digest()).decode())
+        if md5 is not None:
+            self.send_header("Content-MD5", md5)
         self.end_headers()
         self.wfile.write(body)
 
     def do_GET(self) -> None:
-        body = self.bodies.get(self._state())
-        if body is None:
+        found = self.bodies.get(self._state())
+        if found is None:
             self._answer(404)
         else:
-            self._answer(200, body, md5=True)
+            self._answer(200, *found)
 
     def do_POST(self) -> None:
-        self.bodies[self._state()] = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        md5 = base64.b64encode(hashlib.md5(body).digest()).decode()
+        self.bodies[self._state()] = (body, md5)
         self._answer(200)
 
 
