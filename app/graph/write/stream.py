@@ -3,7 +3,7 @@ time, in a worker thread: which rows are kept, and the COPY records of the new o
 
 import itertools
 from collections.abc import Callable, Iterator
-from typing import Any, cast
+from typing import Any
 from uuid import UUID
 
 from app import crypto
@@ -12,7 +12,7 @@ from app.graph.sensitive import Path, Stored, stored_instance
 from app.tfstate import InstanceRow, NormalizedState, ScannedState
 from app.tfstate.parse import InstanceShape
 from app.tfstate.remote import REMOTE_STATE, holds_output_value, output_values
-from app.tfstate.scan import InstanceRef, ScannedInstance
+from app.tfstate.scan import InstanceRef, ScannedInstance, ScannedResource
 
 # Instances matched, normalized and copied at a time: a streamed write holds a batch of
 # them as parsed, and what the rest of the write needs of each (an InstanceRef).
@@ -21,6 +21,7 @@ BATCH_INSTANCES = 500
 CurrentRow = tuple[UUID, bytes, bytes | None]  # id, content hash, raw hash
 # a new row: its position, the row as stored, its content hash and raw hash
 _NewRow = tuple[int, Stored[InstanceRow], bytes, bytes | None]
+_Names = tuple[Any, Any, Any, Any]  # mode, type, name, module path
 _PENDING = UUID(int=0)  # the id of a new row until its batch is given ids
 
 
@@ -61,38 +62,78 @@ class RowStream:
         self.holds_output_value = False  # an inserted row holds an output's value (lineage)
         # one object for equal names and dependency lists of the refs (many share them)
         self._shared: dict[Any, Any] = {}
+        self._named: ScannedResource | None = None  # the resource whose names are _names
+        self._names: _Names = ("", "", "", None)
 
     def _ref(self, ref: InstanceShape) -> InstanceRef:
         """What the write keeps of `ref`, holding shared objects for its names and
         dependency lists (a state's refs live until its write ends; many share them).
         Built once: a first import makes one for every instance."""
-        shared = self._shared
-        names = [
-            shared.setdefault(value, value) if type(value) is str else value
-            for value in (ref.mode, ref.type, ref.name, ref.module_path)
-        ]
-        lists = []
-        for value in (ref.dependencies_raw, ref.depends_on_raw):
-            if type(value) is list:
-                key = tuple(value)
-                found = shared.get(key)
-                if found is None:
-                    found = shared[key] = [shared.setdefault(v, v) for v in value]
-                value = found
-            lists.append(value)
+        mode, type_, name, module_path = self._shared_names(
+            ref.mode, ref.type, ref.name, ref.module_path
+        )
         return InstanceRef(
             ref.address,
             ref.resource_index,
             ref.instance_index,
-            cast(str, names[0]),
-            cast(str, names[1]),
-            cast(str, names[2]),
-            names[3],
+            mode,
+            type_,
+            name,
+            module_path,
             ref.index_key,
             ref.deposed,
-            lists[0],
-            lists[1],
+            self._shared_list(ref.dependencies_raw),
+            self._shared_list(ref.depends_on_raw),
         )
+
+    def _kept_ref(self, item: ScannedInstance, address: str) -> InstanceRef:
+        """`_ref(item.ref(address))` in one step, its resource's names looked up once for
+        all of its instances (they come one after the other)."""
+        resource = item.resource
+        if resource is not self._named:
+            fields = resource.raw
+            self._names = self._shared_names(
+                fields["mode"], fields["type"], fields["name"], fields.get("module")
+            )
+            self._named = resource
+        raw = item.raw
+        mode, type_, name, module_path = self._names
+        return InstanceRef(
+            address,
+            resource.index,
+            item.position,
+            mode,
+            type_,
+            name,
+            module_path,
+            raw.get("index_key"),
+            raw.get("deposed"),
+            self._shared_list(raw.get("dependencies")),
+            self._shared_list(raw.get("depends_on")),
+        )
+
+    def _shared_names(self, mode: Any, type_: Any, name: Any, module_path: Any) -> _Names:
+        """The names, each string as the one object the write holds for it."""
+        shared = self._shared
+        return (
+            shared.setdefault(mode, mode) if type(mode) is str else mode,
+            shared.setdefault(type_, type_) if type(type_) is str else type_,
+            shared.setdefault(name, name) if type(name) is str else name,
+            shared.setdefault(module_path, module_path)
+            if type(module_path) is str
+            else module_path,
+        )
+
+    def _shared_list(self, value: Any) -> Any:
+        """One list object for equal dependency lists; anything else as it is."""
+        if type(value) is not list:
+            return value
+        shared = self._shared
+        key = tuple(value)
+        found = shared.get(key)
+        if found is None:
+            found = shared[key] = [shared.setdefault(v, v) for v in value]
+        return found
 
     def next_batch(self) -> list[tuple[object, ...]] | None:
         """The COPY records of the next batch's new rows; None after the last batch."""
@@ -107,7 +148,7 @@ class RowStream:
                 # popped: of two equal instances (a duplicate address) the second is normalized
                 if address is not None and address not in self._seen:
                     self._seen.add(address)
-                    self.refs.append(self._ref(item.ref(address)))
+                    self.refs.append(self._kept_ref(item, address))
                     self.row_ids.append(self.current.pop(address)[0])
                     continue
                 self._match(item.row(self._seen), raw, new)
