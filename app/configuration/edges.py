@@ -42,31 +42,33 @@ _MARK = """
 # A pair both referenced and in depends_on is implicit (the reference is what the value
 # needs).
 _CONFIGURE = f"""
-    -- each resource's address without instance keys, once (not once per edge), and each
-    -- resource of several instances by its id, from a member (they share it)
-    WITH addresses AS (
-        SELECT r.id, config_address(r.address) AS address FROM resources r
-        WHERE {valid_at("r")}),
-    ends AS (
-        SELECT id, address FROM addresses
-      UNION ALL
-        (SELECT DISTINCT ON (m.from_resource_id) m.from_resource_id, a.address
-        FROM resource_dependencies m JOIN addresses a ON a.id = m.to_resource_id
-        WHERE m.kind = 'member' AND {valid_at("m")}
-        ORDER BY m.from_resource_id)),
-    refs AS (
-        SELECT DISTINCT ON (x.source, x.target) x.source, x.target, x.reason, x.attributes
-        FROM configuration_references x WHERE x.state_id = $1 AND x.configuration_id = $3
-        ORDER BY x.source, x.target, x.reason DESC)  -- 'implicit' sorts after 'explicit'
     INSERT INTO configured_edges
         (state_id, serial, from_resource_id, to_resource_id, kind, reason, attributes, direct)
     SELECT $1, $2, d.from_resource_id, d.to_resource_id, d.kind,
            coalesce(x.reason, '{DECLARED}'), coalesce(x.attributes, '{{}}'),
            d.direct OR x.reason IS NOT NULL
     FROM resource_dependencies d
-    JOIN addresses f ON f.id = d.from_resource_id
-    JOIN ends t ON t.id = d.to_resource_id
-    LEFT JOIN refs x ON x.source = f.address AND x.target = t.address
+    -- each end's address without instance keys, by index probes (whatever the planner
+    -- thinks of the version's size): a resource of several instances has a member's
+    CROSS JOIN LATERAL (
+        SELECT config_address(r.address) AS address FROM resources r
+        WHERE r.state_id = $1 AND r.id = d.from_resource_id) f
+    CROSS JOIN LATERAL (
+        (SELECT config_address(r.address) AS address FROM resources r
+         WHERE d.kind = 'instance' AND r.state_id = $1 AND r.id = d.to_resource_id)
+      UNION ALL
+        (SELECT config_address(r.address) FROM resource_dependencies m
+         JOIN resources r ON r.state_id = m.state_id AND r.id = m.to_resource_id
+         WHERE d.kind = 'resource' AND m.state_id = $1 AND m.from_resource_id = d.to_resource_id
+           AND m.kind = 'member' AND {valid_at("m")}
+         LIMIT 1)) t
+    -- a pair both referenced and in depends_on is implicit (what the value needs), and
+    -- 'implicit' sorts after 'explicit'
+    LEFT JOIN LATERAL (
+        SELECT x.reason, x.attributes FROM configuration_references x
+        WHERE x.state_id = $1 AND x.configuration_id = $3
+          AND x.source = f.address AND x.target = t.address
+        ORDER BY x.reason DESC LIMIT 1) x ON true
     WHERE d.kind <> 'member' AND {valid_at("d")} AND (d.direct OR x.reason IS NOT NULL)"""
 
 
