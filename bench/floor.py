@@ -35,6 +35,17 @@ _FLOOR = """
 """
 
 
+def _cpu_of(pids: list[int]) -> dict[int, float]:
+    """The CPU seconds of each of `pids` still running."""
+    found = {}
+    for pid in pids:
+        try:
+            found[pid] = process_cpu(pid)
+        except FileNotFoundError:
+            continue
+    return found
+
+
 async def durable_floor_case(env: Env) -> Result:
     instances = env.size.import_instances
     body = dumps(generate_state(instances))
@@ -85,9 +96,13 @@ async def durable_floor_case(env: Env) -> Result:
 
         async def run() -> None:
             pids = await backends()
-            before = own() + sum(process_cpu(pid) for pid in pids)
+            before, mine = own(), _cpu_of(pids)
             await work()
-            cpu[side] += own() + sum(process_cpu(pid) for pid in pids) - before
+            after, theirs = own(), _cpu_of(pids)
+            # a backend that ended meanwhile (another session's) is left out
+            cpu[side] += (
+                after - before + sum(theirs[pid] - mine[pid] for pid in theirs if pid in mine)
+            )
 
         return run
 

@@ -38,14 +38,17 @@ def _content_md5(request: Request) -> bytes | None:
 async def receive_body(request: Request, limit: int, memory_bytes: int) -> Body:
     """The request body, at most `limit` bytes (413 otherwise), checked against its
     Content-MD5 when one is sent (400 on a mismatch); held in memory up to `memory_bytes`,
-    past that in a temporary file (close it)."""
+    past that in a temporary file (close it): from the start when its declared length
+    is."""
     expected = _content_md5(request)
     declared = declared_length(request.headers)
     if declared is not None and declared > limit:
         raise LimitExceeded(
             f"the body ({declared} bytes) is over the limit of {limit} bytes", {"limit": limit}
         )
-    spool = BodySpool(memory_bytes)
+    # declared bigger than `memory_bytes`: to disk from the first byte (not grown in
+    # memory to `memory_bytes` and copied out, its pages left to the allocator)
+    spool = BodySpool(0 if declared is not None and declared > memory_bytes else memory_bytes)
     try:
         async for chunk in request.stream():
             if spool.size + len(chunk) > limit:

@@ -99,10 +99,13 @@ class Body:
 
 
 class BodySpool:
-    """Receives a body a piece at a time: in memory up to `memory_bytes`, on disk past it."""
+    """Receives a body a piece at a time: in memory up to `memory_bytes`, on disk past it
+    (from the start when `memory_bytes` is 0)."""
 
     def __init__(self, memory_bytes: int) -> None:
         self._file = tempfile.SpooledTemporaryFile(max_size=memory_bytes)  # noqa: SIM115 (Body.close)
+        if memory_bytes <= 0:  # tempfile's own 0 is "never"
+            self._file.rollover()
         self._md5 = hashlib.md5()
         self.size = 0
 

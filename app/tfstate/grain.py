@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 
 from app.tfstate.address import resource_key
 from app.tfstate.parse import InstanceShape, named_resources
-from app.tfstate.reduction import Relayed
+from app.tfstate.reduction import Pairs, Relayed
 
 
 class Declared:
@@ -34,7 +34,7 @@ class Declared:
 
     def __init__(
         self,
-        edges: list[tuple[int, int]],
+        edges: Pairs,
         flags: list[bool],
         nodes: int,
         relayed: list[str],
@@ -115,7 +115,8 @@ class _Graph:
         self.relays = len(instances)
         relay_of: dict[str, int] = {}
         self.relayed: list[str] = []
-        self.edges: list[tuple[int, int]] = []  # the declared ones, then the relays'
+        self.edges = Pairs()  # the declared ones, then the relays'
+        add = self.edges.append
         for position, found in enumerate(named):
             for key in found:
                 targets = by_resource[key]
@@ -124,14 +125,15 @@ class _Graph:
                     if relay is None:
                         relay = relay_of[key] = self.relays + len(self.relayed)
                         self.relayed.append(key)
-                    self.edges.append((position, relay))
+                    add(position, relay)
                     continue
                 for target in targets:
                     if target != position:
-                        self.edges.append((position, target))
+                        add(position, target)
         for key in self.relayed:
             relay = relay_of[key]
-            self.edges += ((relay, target) for target in by_resource[key])
+            for target in by_resource[key]:
+                add(relay, target)
         self.nodes = self.relays + len(self.relayed)
         self.by_resource = by_resource
 

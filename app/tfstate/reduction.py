@@ -15,11 +15,35 @@ which is the same on Terraform's closed dependencies and may keep a few implied
 edges elsewhere.
 """
 
-from collections.abc import Sequence
+import array
+import operator
+from collections.abc import Iterable, Iterator, Sequence
 
 from app.process import gc_paused
 
 Edge = tuple[int, int]
+
+
+class Pairs:
+    """Edges as two arrays of node numbers, appended in order: 16 bytes an edge, where a
+    list of pairs holds a tuple and its ints (about 64 bytes more). Iterated as pairs."""
+
+    __slots__ = ("sources", "targets")
+
+    def __init__(self) -> None:
+        self.sources = array.array("q")
+        self.targets = array.array("q")
+
+    def append(self, source: int, target: int) -> None:
+        self.sources.append(source)
+        self.targets.append(target)
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    def __iter__(self) -> Iterator[Edge]:
+        return zip(self.sources, self.targets, strict=True)
+
 
 # 30,000 components: at most 56 MB of bitsets (n^2 / 16 bytes).
 EXACT_LIMIT = 30_000
@@ -47,20 +71,17 @@ class Relayed:
     that of each edge it stands for, provided no relay is on a cycle (which `cyclic`
     lists otherwise, the flags being then None)."""
 
-    def __init__(self, nodes: int, edges: Sequence[Edge], relays: int) -> None:
+    def __init__(self, nodes: int, edges: Iterable[Edge], relays: int) -> None:
         self.cyclic: list[int] = []
         with gc_paused():
             self.flags = _direct_flags(nodes, edges, relays, self.cyclic)
 
 
 def _direct_flags(
-    nodes: int, edges: Sequence[Edge], relays: int, cyclic: list[int] | None = None
+    nodes: int, edges: Iterable[Edge], relays: int, cyclic: list[int] | None = None
 ) -> list[bool] | None:
-    successors: list[list[int]] = [[] for _ in range(nodes)]
-    for a, b in edges:
-        successors[a].append(b)
-    component, count = _components(nodes, successors)
-    del successors  # a list per node: gone before the components' lists are built
+    """The flags of `edges`, in order (iterated several times: a sequence or Pairs)."""
+    component, count = _components(nodes, *_adjacency(nodes, edges))
     if relays < nodes:
         sizes = [0] * count
         for c in component:
@@ -129,9 +150,31 @@ def _reached(next_components: list[list[int]]) -> list[_Bits]:
     return implied
 
 
-def _components(nodes: int, successors: list[list[int]]) -> tuple[list[int], int]:
+def _adjacency(nodes: int, edges: Iterable[Edge]) -> tuple["array.array[int]", "array.array[int]"]:
+    """Each node's successors as arrays: `node`'s are targets[offsets[node]:offsets[node + 1]]
+    (a list per node, and an int per edge in them, would be several times their size)."""
+    offsets = array.array("q", bytes(8 * (nodes + 1)))
+    sources = edges.sources if isinstance(edges, Pairs) else [a for a, _ in edges]
+    for a in sources:
+        offsets[a + 1] += 1
+    for node in range(nodes):
+        offsets[node + 1] += offsets[node]
+    if isinstance(edges, Pairs) and all(map(operator.le, sources, sources[1:])):
+        return offsets, edges.targets  # in order of their sources already (grain's are)
+    targets = array.array("q", bytes(8 * offsets[nodes]))
+    placed = offsets[:-1]  # where each node's next successor goes
+    for a, b in edges:
+        targets[placed[a]] = b
+        placed[a] += 1
+    return offsets, targets
+
+
+def _components(
+    nodes: int, offsets: "array.array[int]", targets: "array.array[int]"
+) -> tuple[list[int], int]:
     """Tarjan's strongly connected components, iteratively (graphs are deep): the
-    component of each node, numbered in the order found (sinks first), and the count."""
+    component of each node, numbered in the order found (sinks first), and the count.
+    The successors of `node` are targets[offsets[node]:offsets[node + 1]]."""
     index = [-1] * nodes
     low = [0] * nodes
     component = [-1] * nodes
@@ -141,25 +184,27 @@ def _components(nodes: int, successors: list[list[int]]) -> tuple[list[int], int
     for root in range(nodes):
         if index[root] != -1:
             continue
-        work = [(root, 0)]
+        work = [(root, -1)]  # (node, the position of its next successor; -1: first visit)
         while work:
-            node, child = work.pop()
-            if child == 0:
+            node, at = work.pop()
+            if at < 0:
                 index[node] = low[node] = counter
                 counter += 1
                 stack.append(node)
                 on_stack[node] = True
-            else:
-                low[node] = min(low[node], low[successors[node][child - 1]])
-            while child < len(successors[node]):
-                nxt = successors[node][child]
+                at = offsets[node]
+            else:  # back from the successor before `at`
+                low[node] = min(low[node], low[targets[at - 1]])
+            end = offsets[node + 1]
+            while at < end:
+                nxt = targets[at]
                 if index[nxt] == -1:
-                    work.append((node, child + 1))
-                    work.append((nxt, 0))
+                    work.append((node, at + 1))
+                    work.append((nxt, -1))
                     break
                 if on_stack[nxt]:
                     low[node] = min(low[node], index[nxt])
-                child += 1
+                at += 1
             else:
                 if low[node] == index[node]:
                     while True:

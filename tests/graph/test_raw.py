@@ -19,6 +19,7 @@ from app.graph.raw import (
     MAX_CHUNK,
     MIN_CHUNK,
     PIECE_BYTES,
+    BodySpool,
     RawVersion,
     chunk_hash,
     cut,
@@ -350,3 +351,21 @@ def test_chunks_cut_a_window_at_a_time_are_those_cut_whole(window: int) -> None:
     streamed = [chunk for chunks in cut_stream(reader, window) for chunk in chunks]
     assert streamed == [bytes(chunk) for chunk in cut(data)]
     assert [c for chunks in cut_stream(io.BytesIO(b"").read, window) for c in chunks] == []
+
+
+@pytest.mark.parametrize("memory_bytes", [0, 4, 1 << 20])
+def test_a_spooled_body_reads_back_what_was_written_in_memory_or_on_disk(
+    memory_bytes: int,
+) -> None:
+    spool = BodySpool(memory_bytes)
+    for piece in (b'{"a":', b"1", b"}"):
+        spool.write(piece)
+    body = spool.body()
+    try:
+        assert (body.whole(), body.size) == (b'{"a":1}', 7)
+        assert body.md5 == hashlib.md5(b'{"a":1}').digest()
+        # 0: on disk from the first byte (a body declared bigger than memory holds)
+        on_disk = memory_bytes < 7
+        assert spool._file._rolled is on_disk
+    finally:
+        body.close()
