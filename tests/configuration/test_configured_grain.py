@@ -6,15 +6,12 @@ database whose copies were made instance to instance is converted and reads the 
 
 import json
 from collections.abc import AsyncIterator
-from typing import Any
 
 import asyncpg
 import pytest
 
 from app import db
 from app.configuration.edges import reasoned_edges
-from app.graph.edges import Direction, blast_radius, neighbours
-from app.graph.resources import find_resource
 from app.graph.write.version import write_version
 from tests.helpers.configured import (
     check_converted,
@@ -28,13 +25,7 @@ from tests.helpers.configured import (
 )
 from tests.helpers.databases import throwaway_database
 from tests.helpers.edges import history
-from tests.helpers.fan_in import READER, SOURCE, fan_in_state
-from tests.helpers.states import WALK_LIMITS
-
-
-async def _key(conn: Any, name: str, address: str) -> tuple[Any, Any]:
-    found = await find_resource(conn, name, address, None)
-    return (found["id"], found["version_id"])
+from tests.helpers.fan_in import SOURCE, fan_in_state, read_as_fan_in, resource_key
 
 
 async def test_a_configured_dense_fan_in_stores_a_row_a_reader(conn) -> None:
@@ -45,22 +36,13 @@ async def test_a_configured_dense_fan_in_stores_a_row_a_reader(conn) -> None:
     kinds = await conn.fetch("SELECT DISTINCT kind, reason, direct FROM configured_edges")
     assert [tuple(r) for r in kinds] == [("resource", "implicit", True)]
     # read as the 2,500 x 2,500 implicit edges
-    source = await _key(conn, "cfg-fan", f"{SOURCE}[7]")
-    page = (await blast_radius(conn, [source], limits=WALK_LIMITS, first=3))[source]
-    assert page.total == 2_500
-    assert [(r["address"], r["depth"]) for r in page.rows] == [
-        (f'{READER}["k0000"]', 1),
-        (f'{READER}["k0001"]', 1),
-        (f'{READER}["k0002"]', 1),
-    ]
-    reader = await _key(conn, "cfg-fan", f'{READER}["k1234"]')
-    found = await neighbours(conn, [reader], Direction.DEPENDENCIES, first=5_000, direct=True)
-    assert len(found[reader].rows) == 2_500
+    reader = await read_as_fan_in(conn, "cfg-fan")
     edges = (await reasoned_edges(conn, [reader], referenced_by=False, limit=5_000))[reader]
     assert len(edges) == 2_500
     assert {(r["reason"], tuple(r["attributes"]), r["direct"]) for r in edges} == {
         ("implicit", ("input",), True)
     }
+    source = await resource_key(conn, "cfg-fan", f"{SOURCE}[7]")
     back = (await reasoned_edges(conn, [source], referenced_by=True, limit=5_000))[source]
     assert len(back) == 2_500 and {r["reason"] for r in back} == {"implicit"}
     # the next version, configured at its write: its own rows, at the same grain

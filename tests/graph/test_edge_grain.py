@@ -13,14 +13,13 @@ import asyncpg
 import pytest
 
 from app import db
-from app.graph.edges import Direction, blast_radius, neighbours
-from app.graph.resources import find_resource
+from app.graph.edges import Direction, blast_radius
 from app.graph.write import edges as write_edges
 from app.graph.write import version as write_version_module
 from app.graph.write.version import write_version
 from tests.helpers.databases import throwaway_database
 from tests.helpers.edges import history, instance_edges, old_edges, old_writer
-from tests.helpers.fan_in import READER, SOURCE, fan_in_state
+from tests.helpers.fan_in import fan_in_state, read_as_fan_in, resource_key
 from tests.helpers.states import WALK_LIMITS
 
 
@@ -30,11 +29,6 @@ async def _rows(conn: Any, name: str) -> int:
            WHERE s.name = $1""",
         name,
     )
-
-
-async def _key(conn: Any, name: str, address: str) -> tuple[Any, Any]:
-    found = await find_resource(conn, name, address, None)
-    return (found["id"], found["version_id"])
 
 
 def _cpu(pid: int) -> float:
@@ -70,17 +64,7 @@ async def test_a_dense_fan_in_writes_its_body_not_the_product_of_its_counts(conn
         f"{cpu:.2f}s of CPU here and {server_cpu:.2f}s in PostgreSQL (load {_load()})"
     )
     # read as instance edges: every reader depends on every source instance, directly
-    root = await _key(conn, "fan-in", f"{SOURCE}[7]")
-    page = (await blast_radius(conn, [root], limits=WALK_LIMITS, first=3))[root]
-    assert page.total == 2_500
-    assert [(r["address"], r["depth"]) for r in page.rows] == [
-        (f'{READER}["k0000"]', 1),
-        (f'{READER}["k0001"]', 1),
-        (f'{READER}["k0002"]', 1),
-    ]
-    reader = await _key(conn, "fan-in", f'{READER}["k1234"]')
-    found = await neighbours(conn, [reader], Direction.DEPENDENCIES, first=5000, direct=True)
-    assert len(found[reader].rows) == 2_500
+    reader = await read_as_fan_in(conn, "fan-in")
     whole = (
         await blast_radius(conn, [reader], Direction.DEPENDENCIES, limits=WALK_LIMITS, first=1)
     )[reader]
@@ -161,7 +145,7 @@ async def test_edges_stored_instance_to_instance_are_converted_and_read_the_same
            WHERE s.name = 'old' AND d.serial_to IS NULL"""
     )
     assert old_open == fresh_open
-    key = await _key(conn, "old", "terraform_data.net[0]")
+    key = await resource_key(conn, "old", "terraform_data.net[0]")
     page = (await blast_radius(conn, [key], limits=WALK_LIMITS, first=20))[key]
     assert [(r["address"], r["depth"]) for r in page.rows] == [
         ('terraform_data.sub["a"]', 1),

@@ -5,6 +5,10 @@ instance)."""
 import json
 from typing import Any
 
+from app.graph.edges import Direction, blast_radius, neighbours
+from app.graph.resources import find_resource
+from tests.helpers.states import WALK_LIMITS
+
 SOURCE = "terraform_data.source"
 READER = "terraform_data.reader"
 
@@ -47,3 +51,27 @@ def fan_in_state(counted: int = 2_500, keyed: int = 2_500, *, serial: int = 1) -
             "resources": resources,
         }
     ).encode()
+
+
+async def resource_key(conn: Any, name: str, address: str) -> tuple[Any, Any]:
+    """The (row id, version id) of `address` in state `name`'s current version."""
+    found = await find_resource(conn, name, address, None)
+    return (found["id"], found["version_id"])
+
+
+async def read_as_fan_in(conn: Any, name: str) -> tuple[Any, Any]:
+    """Checks that the 2,500 x 2,500 fan-in state `name` reads as its instance edges: a
+    source instance's dependents are every reader, at depth 1; a reader depends on every
+    source instance directly. Returns that reader's key."""
+    source = await resource_key(conn, name, f"{SOURCE}[7]")
+    page = (await blast_radius(conn, [source], limits=WALK_LIMITS, first=3))[source]
+    assert page.total == 2_500
+    assert [(r["address"], r["depth"]) for r in page.rows] == [
+        (f'{READER}["k0000"]', 1),
+        (f'{READER}["k0001"]', 1),
+        (f'{READER}["k0002"]', 1),
+    ]
+    reader = await resource_key(conn, name, f'{READER}["k1234"]')
+    found = await neighbours(conn, [reader], Direction.DEPENDENCIES, first=5_000, direct=True)
+    assert len(found[reader].rows) == 2_500
+    return reader
