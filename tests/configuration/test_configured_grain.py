@@ -23,7 +23,7 @@ from tests.helpers.configured import (
     instance_grain_copy,
     write_old_copies,
 )
-from tests.helpers.databases import throwaway_database
+from tests.helpers.databases import connection_until
 from tests.helpers.edges import history
 from tests.helpers.fan_in import SOURCE, fan_in_state, read_as_fan_in, resource_key
 
@@ -73,13 +73,8 @@ async def test_configured_reads_are_those_of_the_copy_instance_to_instance(conn)
 
 @pytest.fixture
 async def before_0031(admin_url: str) -> AsyncIterator[asyncpg.Connection]:
-    async with throwaway_database(admin_url, until=30) as url:
-        pool = await db.create_pool(url, min_size=1, max_size=1)
-        try:
-            async with pool.acquire() as conn:
-                yield conn
-        finally:
-            await pool.close()
+    async with connection_until(admin_url, 30) as conn:
+        yield conn
 
 
 async def test_copies_made_instance_to_instance_are_converted(before_0031, monkeypatch) -> None:

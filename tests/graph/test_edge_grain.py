@@ -17,7 +17,7 @@ from app.graph.edges import Direction, blast_radius
 from app.graph.write import edges as write_edges
 from app.graph.write import version as write_version_module
 from app.graph.write.version import write_version
-from tests.helpers.databases import throwaway_database
+from tests.helpers.databases import connection_until
 from tests.helpers.edges import history, instance_edges, old_edges, old_writer
 from tests.helpers.fan_in import fan_in_state, read_as_fan_in, resource_key
 from tests.helpers.states import WALK_LIMITS
@@ -95,13 +95,8 @@ async def test_the_next_versions_of_a_fan_in_stay_at_its_grain(conn) -> None:
 
 @pytest.fixture
 async def before_0030(admin_url: str) -> AsyncIterator[asyncpg.Connection]:
-    async with throwaway_database(admin_url, until=29) as url:
-        pool = await db.create_pool(url, min_size=1, max_size=1)
-        try:
-            async with pool.acquire() as conn:
-                yield conn
-        finally:
-            await pool.close()
+    async with connection_until(admin_url, 29) as conn:
+        yield conn
 
 
 async def test_edges_stored_instance_to_instance_are_converted_and_read_the_same(

@@ -75,3 +75,16 @@ async def truncate_all(connection: asyncpg.Connection) -> None:
             if attempt == 4:
                 raise
             await asyncio.sleep(0.1 * (attempt + 1))
+
+
+@contextlib.asynccontextmanager
+async def connection_until(admin_url: str, until: int) -> AsyncIterator[asyncpg.Connection]:
+    """A connection (the app's codecs) to a throwaway database migrated up to migration
+    `until`: a database as it was before the migrations after it, to convert."""
+    async with throwaway_database(admin_url, until=until) as url:
+        pool = await db.create_pool(url, min_size=1, max_size=1)
+        try:
+            async with pool.acquire() as conn:
+                yield conn
+        finally:
+            await pool.close()
