@@ -22,13 +22,11 @@ from uuid import UUID
 import asyncpg
 
 from app.graph import shards
-from app.graph.across_closure import walk_states
+from app.graph.across_closure import SEP, step, walk_states
 from app.graph.edges import Direction, check_cursor_serial
 from app.graph.hops import configured_hop_sql, hop_sql
 from app.graph.queries import valid_at
 from app.graph.resources import ResourceKey, resource_columns
-
-_SEP, _ADDRESS = "\x01\x01", "\x01\x02"
 
 # The within hops of ($3 ids) of state $1 at serial $2, with their addresses; and what
 # leads out: DEPENDENTS, the outputs derived from them; DEPENDENCIES, the links they read.
@@ -101,10 +99,6 @@ _ROWS = f"""
     JOIN state_versions v ON v.state_id = $1 AND v.serial = k.serial
     JOIN states s ON s.id = v.state_id
     JOIN resources r ON r.id = k.id AND r.state_id = $1"""
-
-
-def _step(state: str, address: str) -> str:
-    return state.replace("\x01", "\x01\x03") + _ADDRESS + address.replace("\x01", "\x01\x03")
 
 
 @dataclass
@@ -183,9 +177,9 @@ async def _walk(
         level = []
         for row_id, (serial, path, state_id, state_name, address) in nxt.hops.items():
             seen.add(row_id)
-            step = _step(state_name, address)
+            own = step(state_name, address)
             level.append(
-                _Member(row_id, state_id, serial, depth, state_name, address, path + _SEP + step)
+                _Member(row_id, state_id, serial, depth, state_name, address, path + SEP + own)
             )
         members.extend(level)
     return members
@@ -297,7 +291,7 @@ async def walked_pages(
             0,
             version["name"],
             address,
-            _step(version["name"], address),
+            step(version["name"], address),
         )
         walked = await walk_states(
             conn,
@@ -409,7 +403,7 @@ async def reached(
     # reached in two versions of a state: a level at a time
     hops: list[tuple[UUID, UUID]] = []
     level = [
-        _Member(row_id, state_id, serial, 0, name, address, _step(name, address))
+        _Member(row_id, state_id, serial, 0, name, address, step(name, address))
         for row_id, address in roots
     ]
     walk = await _walk(conn, level, Direction.DEPENDENTS, readable, roots_seen=False, hops=hops)
