@@ -5,22 +5,15 @@ grain of the declared edges and every configured read is as it was."""
 import pytest
 
 from app import citus, db
-from tests.helpers.citus_cluster import citus_url, cluster_database
+from tests.helpers.citus_cluster import distributed_until
 from tests.helpers.configured import check_converted, write_old_copies
 
 pytestmark = [pytest.mark.citus, pytest.mark.slow]
 
 
 async def test_configured_copies_convert_on_the_cluster(monkeypatch) -> None:
-    async with cluster_database(citus_url()) as database:
-        pool = await db.create_pool(database, min_size=1, max_size=1)
-        try:
-            async with pool.acquire() as conn:
-                await db.migrate(conn, until=30)
-                await citus.distribute(conn)
-                before = await write_old_copies(conn, monkeypatch)
-                assert "0031_configured_grain.sql" in await db.migrate(conn)
-                await check_converted(conn, before)
-                assert await citus.current_placement(conn) == citus.layout(await citus.tables(conn))
-        finally:
-            await pool.close()
+    async with distributed_until(30) as conn:
+        before = await write_old_copies(conn, monkeypatch)
+        assert "0031_configured_grain.sql" in await db.migrate(conn)
+        await check_converted(conn, before)
+        assert await citus.current_placement(conn) == citus.layout(await citus.tables(conn))

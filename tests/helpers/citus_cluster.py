@@ -17,6 +17,7 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
+from app import citus, db
 from app.config import Settings
 from app.server import create_app
 
@@ -137,3 +138,19 @@ async def serving(database_url: str) -> AsyncIterator[tuple[Starlette, httpx.Asy
         ) as client,
     ):
         yield application, client
+
+
+@contextlib.asynccontextmanager
+async def distributed_until(until: int) -> AsyncIterator[asyncpg.Connection]:
+    """A connection (the app's codecs) to a fresh cluster database migrated up to
+    migration `until` and distributed: a cluster as it was before the migrations after
+    it, to convert."""
+    async with cluster_database(citus_url()) as database:
+        pool = await db.create_pool(database, min_size=1, max_size=1)
+        try:
+            async with pool.acquire() as conn:
+                await db.migrate(conn, until=until)
+                await citus.distribute(conn)
+                yield conn
+        finally:
+            await pool.close()
