@@ -19,6 +19,7 @@ from app.http import declared_length
 from app.jsonutil import JsonInputError, read
 from app.tfstate import EncryptedState, EnvelopeError, ScannedState, StateError, parse_body
 from app.tfstate.scan import scan_stream
+from app.tfstate.skim import SKIM_MAX_BYTES, skim_document
 from app.tfstate.stream import NotStreamable
 
 
@@ -83,10 +84,14 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 def decode_state(body: Body, stream_over: int) -> ScannedState | EncryptedState:
     """Parse a POSTed state, or an OpenTofu encrypted state's envelope (CPU-bound: run
-    it off the event loop). A state over `stream_over` bytes is read a resource at a time
-    by the write (app/tfstate/stream.py) when it can be."""
+    it off the event loop). A state is skimmed (app/tfstate/skim.py) when it can be, up
+    to SKIM_MAX_BYTES; one bigger, and over `stream_over` bytes, is read a resource at a
+    time by the write (app/tfstate/stream.py) when it can be."""
     try:
-        if body.size > stream_over:
+        if body.size <= SKIM_MAX_BYTES:
+            with contextlib.suppress(NotStreamable):
+                return skim_document(body.whole())
+        elif body.size > stream_over:
             with contextlib.suppress(NotStreamable):
                 return scan_stream(body.reader)
         return parse_body(body.whole())

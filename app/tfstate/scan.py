@@ -158,14 +158,19 @@ class ScannedState:
         """One pass over the document's instances, each with its raw hash: of its resource
         as parsed (all of it, one hash each) and of its place in it."""
         for index, raw in enumerate(self._resources()):
-            resource = ScannedResource(index, raw)
-            items = raw.get("instances") if isinstance(raw, dict) else None
-            if not isinstance(items, list) or not items:
-                resource.header()  # raises: no instance of it would be normalized to say why
-            digest = resource_hash(raw)
-            for position, instance in enumerate(cast(list[Any], items)):
-                raw_hash = digest + position.to_bytes(4, "big")
-                yield ScannedInstance(resource, position, instance, raw_hash)
+            yield from instances_of(index, raw)
+
+
+def instances_of(index: int, raw: Any) -> Iterator[ScannedInstance]:
+    """The instances of the resource `raw` at `index` of its document, as parsed."""
+    resource = ScannedResource(index, raw)
+    items = raw.get("instances") if isinstance(raw, dict) else None
+    if not isinstance(items, list) or not items:
+        resource.header()  # raises: no instance of it would be normalized to say why
+    digest = resource_hash(raw)
+    for position, instance in enumerate(cast(list[Any], items)):
+        raw_hash = digest + position.to_bytes(4, "big")
+        yield ScannedInstance(resource, position, instance, raw_hash)
 
 
 def resource_hash(raw: Any) -> bytes:

@@ -2,13 +2,14 @@
 the new ones inserted (COPY) a batch at a time, and the rows they replace closed."""
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from uuid import UUID
 
 import asyncpg
 
 from app.graph import sealing
+from app.graph.write.memo import Remembered
 from app.graph.write.result import WrittenRows
 from app.graph.write.stream import RowStream
 from app.jsonutil import JSON_NULL
@@ -33,22 +34,33 @@ async def write_rows(
     version_id: UUID,
     state: NormalizedState | ScannedState,
     servers: Sequence[Server],
+    remembered: Mapping[bytes, Remembered] | None = None,
 ) -> WrittenRows:
     """Share the current version's unchanged rows with the new version; insert what was
     added or changed, a batch at a time, then close what was removed or replaced
-    (serial_to = the new serial)."""
+    (serial_to = the new serial). `remembered`: what the write of the current version
+    remembered of it (app/graph/write/memo.py)."""
     serial = state.serial
-    current = {
-        r["address"]: (r["id"], r["content_hash"], r["raw_hash"])
-        for r in await conn.fetch(
-            """SELECT address, id, content_hash, raw_hash FROM resources
-               WHERE state_id = $1 AND serial_to IS NULL""",
-            state_id,
+    # as four arrays: one row to decode, not one per instance
+    columns = await conn.fetchrow(
+        """SELECT coalesce(array_agg(address), '{}') AS addresses,
+                  coalesce(array_agg(id), '{}') AS ids,
+                  coalesce(array_agg(content_hash), '{}') AS content_hashes,
+                  coalesce(array_agg(raw_hash), '{}') AS raw_hashes
+           FROM resources WHERE state_id = $1 AND serial_to IS NULL""",
+        state_id,
+    )
+    assert columns is not None
+    current = dict(
+        zip(
+            columns["addresses"],
+            zip(columns["ids"], columns["content_hashes"], columns["raw_hashes"], strict=True),
+            strict=True,
         )
-    }
+    )
     idle = asyncio.Lock()  # held while the connection copies: the batches' look-ups wait
     linked = sealing.LinkedSensitive(conn, servers, asyncio.get_running_loop(), idle)
-    rows = RowStream(current, state, (state_id, version_id, serial), linked.paths)
+    rows = RowStream(current, state, (state_id, version_id, serial), linked.paths, remembered)
     await _copy_batches(conn, rows, idle)
     closed = {**rows.replaced, **{row_id: address for address, (row_id, _, _) in current.items()}}
     # the dependencies each closed row had, by address (JSON null and absent: None)

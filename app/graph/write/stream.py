@@ -2,17 +2,20 @@
 time, in a worker thread: which rows are kept, and the COPY records of the new ones."""
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from uuid import UUID
 
 from app import crypto
 from app.graph.ids import time_ordered_ids
 from app.graph.sensitive import Path, Stored, stored_instance
+from app.graph.write.memo import Remembered
 from app.tfstate import InstanceRow, NormalizedState, ScannedState
 from app.tfstate.parse import InstanceShape
 from app.tfstate.remote import REMOTE_STATE, holds_output_value, output_values
 from app.tfstate.scan import InstanceRef, ScannedInstance, ScannedResource
+from app.tfstate.skim import SkimmedState, SkippedResource
+from app.tfstate.stream import NotStreamable
 
 # Instances matched, normalized and copied at a time: a streamed write holds a batch of
 # them as parsed, and what the rest of the write needs of each (an InstanceRef); two
@@ -35,7 +38,10 @@ class RowStream:
     current row has (app/tfstate/scan.py) without normalizing it; any other instance,
     normalized, when its content hash (Stored.digest) is its address' row's. A raw hash
     covers the document's bytes, secrets included: with a key it is keyed (ring.mac), so a
-    stored one confirms no guess."""
+    stored one confirms no guess.
+
+    With what the write of the current version remembered (app/graph/write/memo.py), a
+    skimmed resource whose bytes are the same keeps its rows without being read."""
 
     def __init__(
         self,
@@ -43,11 +49,21 @@ class RowStream:
         state: NormalizedState | ScannedState,
         ids: tuple[UUID, UUID, int],
         linked: Callable[[InstanceRow], list[Path]],
+        remembered: Mapping[bytes, Remembered] | None = None,
     ) -> None:
         self.current = current  # popped as kept or replaced: the rest are removed
-        self._by_raw = {raw: address for address, (_, _, raw) in current.items() if raw}
-        self._items: Iterator[ScannedInstance | InstanceRow] = iter(
-            state.instances() if isinstance(state, ScannedState) else state.instances
+        # a changed resource's instances have other raw hashes than their rows: not looked up
+        self._by_raw = (
+            {raw: address for address, (_, _, raw) in current.items() if raw}
+            if not remembered
+            else {}
+        )
+        self._items: Iterator[ScannedInstance | InstanceRow | SkippedResource[Remembered]] = iter(
+            state.items(remembered)
+            if isinstance(state, SkimmedState) and remembered
+            else state.instances()
+            if isinstance(state, ScannedState)
+            else state.instances
         )
         self._output_values = output_values(state.outputs)  # asked of each batch
         self._state_id, self._version_id, self._serial = ids
@@ -144,6 +160,9 @@ class RowStream:
             return None
         new: list[_NewRow] = []
         for item in batch:
+            if isinstance(item, SkippedResource):
+                self._skip(item)
+                continue
             if isinstance(item, ScannedInstance):
                 raw = self._ring.mac(item.raw_hash) if self._ring.encrypting else item.raw_hash
                 address = self._by_raw.pop(raw, None)
@@ -176,6 +195,25 @@ class RowStream:
             )
             for (_, stored, digest, raw), row_id in zip(new, ids, strict=True)
         ]
+
+    def _skip(self, skipped: SkippedResource[Remembered]) -> None:
+        """Keep the rows of a resource with the same bytes as one of the current version
+        (the one remembered); the version remembered is the current one, so its rows are
+        current: if one is not, what was remembered is wrong, and the write is done again
+        from the document whole."""
+        refs, row_ids, addresses = skipped.remembered
+        try:
+            kept = [self.current.pop(address) for address in addresses]
+        except KeyError:  # not current, or the address already read in this document
+            raise NotStreamable("the rows remembered are not the current ones") from None
+        if [row[0] for row in kept] != list(row_ids):
+            raise NotStreamable("the rows remembered are not the current ones")
+        self._seen.update(addresses)
+        position = skipped.position
+        if refs[0].resource_index != position:  # resources before it added or removed
+            refs = tuple(ref._replace(resource_index=position) for ref in refs)
+        self.refs.extend(refs)
+        self.row_ids.extend(row_ids)
 
     def _match(
         self,

@@ -4,7 +4,7 @@ lineage, the event, policy checks, pruning."""
 
 import asyncio
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -18,6 +18,7 @@ from app.graph.raw import Body, save_raw, seal_md5
 from app.graph.retention import prune_state
 from app.graph.states import ensure_state
 from app.graph.write.edges import write_edges
+from app.graph.write.memo import Remembered, last_writes, remembered_resources
 from app.graph.write.outputs import write_outputs
 from app.graph.write.patch import InPlace, write_in_place
 from app.graph.write.result import WrittenRows
@@ -27,6 +28,7 @@ from app.process import gc_paused
 from app.tfstate import EncryptedState, NormalizedState, ScannedState, scan_state
 from app.tfstate.order import layout_of
 from app.tfstate.remote import Server
+from app.tfstate.skim import SkimmedState, skim_or_scan
 from app.tfstate.stream import NotStreamable
 
 
@@ -69,7 +71,7 @@ async def write_version(
     when those rows say they cannot be).
     """
     raw = body if isinstance(body, Body) else Body.of(body)
-    state = state or scan_state(raw.whole())
+    state = state or skim_or_scan(raw.whole())
     write = functools.partial(
         _write_version,
         conn,
@@ -118,8 +120,9 @@ async def _write_version(
                 patched = await _write_in_place(conn, state_id, version, raw, actor, in_place)
             if patched is None:
                 version_id = await _insert_version(conn, state_id, version, md5, actor)
+                remembered = last_writes.resources(state_id, current.id) if current else None
                 rows, outputs_changed = await _write_graph(
-                    conn, state_id, version_id, version, servers
+                    conn, state_id, version_id, version, servers, remembered
                 )
                 count = await _complete_version(conn, version_id, version, raw, rows)
             else:
@@ -164,6 +167,13 @@ async def _write_version(
         # Inside the write's transaction: under the lock it already holds, and no reader
         # ever sees more than keep_last versions (INFRAGRAPH_PRUNE_KEEP_LAST).
         await prune_state(conn, state_id, name, keep_last, actor=actor)
+    if patched is None and isinstance(version, SkimmedState):
+        resources = await asyncio.to_thread(
+            remembered_resources, version.digests, rows.refs, rows.row_ids
+        )
+        last_writes.remember(state_id, version_id, resources)
+    else:
+        last_writes.forget(state_id)
     return Written(state_id, version_id, version.serial, created=True, violations=tuple(found))
 
 
@@ -173,10 +183,12 @@ async def _write_graph(
     version_id: UUID,
     state: NormalizedState | ScannedState,
     servers: Sequence[Server],
+    remembered: Mapping[bytes, Remembered] | None,
 ) -> tuple[WrittenRows, bool]:
     """The version's instance rows, edges, outputs, links and lineage; what the write did
-    to the rows, and whether any output was added, changed or removed."""
-    rows = await write_rows(conn, state_id, version_id, state, servers)
+    to the rows, and whether any output was added, changed or removed. `remembered`: of
+    the current version, by its write (app/graph/write/memo.py)."""
+    rows = await write_rows(conn, state_id, version_id, state, servers, remembered)
     await write_edges(conn, version_id, rows)
     outputs_changed = await write_outputs(conn, state_id, version_id, state)
     await links.write_links(conn, rows, servers)
