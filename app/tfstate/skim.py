@@ -28,9 +28,10 @@ from app.tfstate.parse import document_head
 from app.tfstate.scan import ScannedInstance, ScannedState, instances_of, scan_state
 from app.tfstate.stream import NotStreamable
 
-# Bigger bodies are read a resource at a time from their file (app/tfstate/stream.py):
-# a skim holds the whole body in memory while the write runs.
-SKIM_MAX_BYTES = 32 * MIB
+# A skim holds the whole body in memory while the write runs (a 20,000-instance state as
+# Terraform writes it, indented, is 41 MiB); bigger bodies are read a resource at a time
+# from their file (app/tfstate/stream.py).
+SKIM_MAX_BYTES = 64 * MIB
 
 _MEMBERS = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _RESOURCES = msgspec.json.Decoder(list[msgspec.Raw])
