@@ -4,6 +4,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from app.jsonutil import dumps
 from app.tfstate.parse import MAX_SERIAL
 
 # PostgreSQL text and jsonb cannot hold U+0000 (such states are refused, see test_parse)
@@ -140,3 +141,14 @@ def states(draw: st.DrawFn) -> dict[str, Any]:
         state["check_results"] = None
     state.update(draw(future_keys))
     return state
+
+
+@st.composite
+def loose_bodies(draw: st.DrawFn, values: st.SearchStrategy[Any] = json_values) -> bytes:
+    """A document with a state's serial and lineage first and anything else around a list
+    of any `values` as its resources, compact or indented."""
+    head = draw(st.dictionaries(st.sampled_from(["terraform_version", "x", "outputs"]), values))
+    resources = draw(st.lists(values, max_size=6))
+    tail = draw(st.dictionaries(st.sampled_from(["check_results", "y"]), values))
+    document = {"version": 4, "serial": 3, "lineage": "L", **head, "resources": resources, **tail}
+    return dumps(document, indent=draw(st.booleans()))
