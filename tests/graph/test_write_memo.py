@@ -18,6 +18,7 @@ from app.graph.write.version import write_version
 from app.jsonutil import dumps
 from app.tfstate import StateError
 from app.tfstate import skim as skim_module
+from app.tfstate.scan import ScannedInstance
 from bench.generate import generate_state
 from tests.helpers.edges import instance_edges
 
@@ -205,3 +206,23 @@ def test_memory_is_bounded_by_instances_the_oldest_forgotten() -> None:
     assert last.resources(states[0], states[0]) and last.resources(states[2], states[2])
     last.remember(states[0], uuid.uuid4(), resources(9))  # too big: nothing kept
     assert last.resources(states[0], states[0]) is None
+
+
+async def test_a_document_written_again_in_another_layout_keeps_its_rows_unread(
+    conn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    document = generate_state(300)
+    name = f"memo-layout-{uuid.uuid4().hex[:6]}"
+    await write_version(conn, name, dumps(document), actor="test")
+    normalized: list[str] = []
+    row = ScannedInstance.row
+
+    def counted(self: ScannedInstance, seen: set[str]) -> Any:
+        normalized.append(self.resource.raw["name"])
+        return row(self, seen)
+
+    monkeypatch.setattr(ScannedInstance, "row", counted)
+    # every resource's bytes differ: none remembered, each kept by its raw hash
+    await write_version(conn, name, dumps({**document, "serial": 2}, indent=True), actor="test")
+    assert len(normalized) <= 64
+    assert (await _written(conn, name))["summary"] == {"added": 0, "changed": 0, "removed": 0}

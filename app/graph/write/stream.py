@@ -28,6 +28,7 @@ CurrentRow = tuple[UUID, bytes, bytes | None]  # id, content hash, raw hash
 _NewRow = tuple[int, Stored[InstanceRow], bytes, bytes | None]
 _Names = tuple[Any, Any, Any, Any]  # mode, type, name, module path
 _PENDING = UUID(int=0)  # the id of a new row until its batch is given ids
+_UNLOOKED = 64  # instances of changed resources not looked up by raw hash (RowStream)
 
 
 class RowStream:
@@ -52,12 +53,11 @@ class RowStream:
         remembered: Mapping[bytes, Remembered] | None = None,
     ) -> None:
         self.current = current  # popped as kept or replaced: the rest are removed
-        # a changed resource's instances have other raw hashes than their rows: not looked up
-        self._by_raw = (
-            {raw: address for address, (_, _, raw) in current.items() if raw}
-            if not remembered
-            else {}
-        )
+        # With a version remembered, the resources read are those whose bytes changed:
+        # their instances' raw hashes are not their rows', but in a document written again
+        # in another layout. Looked up (and this built) once more than a few are read.
+        self._by_raw: dict[bytes, str] | None = None
+        self._unlooked = _UNLOOKED if remembered else 0
         self._items: Iterator[ScannedInstance | InstanceRow | SkippedResource[Remembered]] = iter(
             state.items(remembered)
             if isinstance(state, SkimmedState) and remembered
@@ -165,7 +165,7 @@ class RowStream:
                 continue
             if isinstance(item, ScannedInstance):
                 raw = self._ring.mac(item.raw_hash) if self._ring.encrypting else item.raw_hash
-                address = self._by_raw.pop(raw, None)
+                address = self._raw_address(raw)
                 # popped: of two equal instances (a duplicate address) the second is normalized
                 if address is not None and address not in self._seen:
                     self._seen.add(address)
@@ -195,6 +195,16 @@ class RowStream:
             )
             for (_, stored, digest, raw), row_id in zip(new, ids, strict=True)
         ]
+
+    def _raw_address(self, raw: bytes) -> str | None:
+        """The address of the current row with raw hash `raw`, popped (see __init__)."""
+        if self._by_raw is None:
+            if self._unlooked > 0:
+                self._unlooked -= 1
+                return None
+            current = self.current.items()
+            self._by_raw = {raw: address for address, (_, _, raw) in current if raw}
+        return self._by_raw.pop(raw, None)
 
     def _skip(self, skipped: SkippedResource[Remembered]) -> None:
         """Keep the rows of a resource with the same bytes as one of the current version
