@@ -92,7 +92,7 @@ def skim_document(data: bytes) -> SkimmedState:
         raw_members = _MEMBERS.decode(data)
         listed = "resources" in raw_members
         resources = _RESOURCES.decode(raw_members.pop("resources", b"[]"))
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # msgspec recurses as deep as the JSON
         raise NotStreamable("not a JSON object holding a list of resources") from None
     if "version" not in raw_members:  # an encrypted state's envelope, or not a state
         raise NotStreamable("no 'version'")

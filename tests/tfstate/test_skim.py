@@ -71,6 +71,11 @@ def test_every_corpus_file_skims_as_it_scans_whole() -> None:
         b'{"version": 4, "serial": 1, "lineage": "L", "x": "\\ud800"}',
         b'{"version": 4, "serial": 1, "lineage": "L", "x": NaN}',
         b"",
+        b'{"version": 4, "serial": 1, "lineage": "L", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+        b'{"version": 4, "serial": 1, "lineage": "L", "resources": ['
+        + b"[" * 5000
+        + b"]" * 5000
+        + b"]}",
     ],
 )
 def test_what_the_skim_cannot_take_is_read_whole(body: bytes) -> None:
