@@ -20,8 +20,10 @@ import asyncpg
 
 from app.access import Principal, Role
 from app.errors import BadInput, Forbidden, LeaseConflict, Locked, NotFound, StalePlan
+from app.graph import locks
 from app.graph.events import append_event
 from app.graph.queries import valid_at
+from app.graph.shards import sharded
 from app.leases.footprint import Footprint, footprint
 from app.plans.parse import ParsedPlan
 from app.plans.store import is_stale
@@ -367,22 +369,12 @@ def not_the_holder(who: Principal, lease: Lease, doing: str) -> Forbidden:
     )
 
 
-async def refuse_live_leases(conn: asyncpg.Connection, name: str) -> None:
-    """Before a whole-state writer LOCK, in its transaction: hold the state's row (when
-    there is one) and refuse while live leases hold part of it, with a LockInfo naming
-    them (what Terraform prints of a 409)."""
-    state_id: UUID | None = await conn.fetchval(
-        "SELECT id FROM states WHERE name = $1 FOR UPDATE", name
-    )
-    if state_id is None:
-        return
-    await reap(conn, state_id, name)
-    live = await live_leases(conn, state_id)
-    if not live:
-        return
+def _leased(name: str, live: list[Lease]) -> Locked:
+    """A whole-state LOCK's refusal while live leases hold part of the state, with a
+    LockInfo naming them (what Terraform prints of a 409)."""
     first = live[0]
     named = ", ".join(f"{lease.id} ({lease.holder})" for lease in live)
-    raise Locked(
+    return Locked(
         f"state {name!r} has {len(live)} live lease(s): {named}",
         {
             "ID": str(first.id),
@@ -393,6 +385,53 @@ async def refuse_live_leases(conn: asyncpg.Connection, name: str) -> None:
             "Leases": lease_names(live),
         },
     )
+
+
+async def refuse_live_leases(conn: asyncpg.Connection, name: str) -> None:
+    """Before a whole-state writer LOCK, in its transaction: hold the state's row (when
+    there is one), reap its expired leases and refuse while live leases hold part of it."""
+    state_id: UUID | None = await conn.fetchval(
+        "SELECT id FROM states WHERE name = $1 FOR UPDATE", name
+    )
+    if state_id is None:
+        return
+    await reap(conn, state_id, name)
+    if live := await live_leases(conn, state_id):
+        raise _leased(name, live)
+
+
+# What keeps lock_whole's first statement from taking the lock: any lease of the state's
+# row `state` (app/graph/locks.py's lock_sql), live or expired (then reaped, by the path
+# that holds the row first).
+_ANY_LEASE = "EXISTS (SELECT 1 FROM leases l WHERE l.state_id = state.id)"
+
+
+async def lock_whole(
+    conn: asyncpg.Connection, name: str, info: dict[str, Any], *, who: Principal
+) -> None:
+    """The whole-state writer LOCK of state `name` (app/graph/locks.py's `lock`), refused
+    with Locked naming the live leases while any holds part of the state.
+
+    A state without leases costs two statements: the lock taken by one (unless the state
+    has a lease) and a look at the live leases after it. That look is what excludes a
+    lease acquired meanwhile: a statement sees the rows committed before it began, and a
+    LOCK that waited for the state's row held by an acquire began before that lease was
+    committed. A lease found then was acquired first: the lock is withdrawn, and the LOCK
+    refused. With leases (or on Citus, where a statement joining the state's row and its
+    leases would not run on one shard) the lock is taken as before them: in a
+    transaction, holding the state's row, after their check (and the expired ones' reaping).
+    """
+    if not sharded(conn):
+        taken = await locks.take(conn, name, info, who=who, unless=_ANY_LEASE)
+        if taken.taken is not None:
+            if taken.taken and (live := await live_leases(conn, taken.state_id)):
+                why = {"leases": [str(lease.id) for lease in live]}
+                await locks.withdraw(conn, taken, name, info, who=who, why=why)
+                raise _leased(name, live)
+            return
+    async with conn.transaction():  # no lease gets in between
+        await refuse_live_leases(conn, name)
+        await locks.lock(conn, name, info, who=who)
 
 
 @dataclass(frozen=True)
