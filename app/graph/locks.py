@@ -7,7 +7,8 @@ and the write itself. Who gets the lock is decided by INSERT ... ON CONFLICT
 DO NOTHING on state_locks (one row per state), as the seed schema designs it.
 LOCK and UNLOCK are one statement each (with their audit event): the common
 case costs one round trip. UNLOCK releases a plan's shared lock of the ID it
-names (app/leases/shared.py) in that statement too, before the writer's.
+names (app/leases/shared.py) in that statement too, before the writer's; the http
+backend's LOCK adds a look at the state's leases (app/leases/store.py, lock_whole).
 
 A lock belongs to the token that took it (`holder`, migration 0020); knowing its ID
 grants nothing. Under a lock held by another token:

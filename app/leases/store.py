@@ -1,12 +1,13 @@
 """Leases and their SQL: acquired from a plan, listed, released, expired.
 
 A lease is taken, and every other change of a state's locks is made, while holding
-the state's row (FOR UPDATE): a whole-state writer LOCK and a lease exclude each other
-without a race. Footprints are rows of lease_footprints, whose exclusion constraint
-(migration 0026) keeps two live leases of a state off the same address even if a
-check here were wrong; the check comes first so that the refusal names the other
-lease. A lease past its `expires_at` is dead: it is deleted (recorded `lease-expired`)
-by the next request on its state that looks at leases.
+the state's row (FOR UPDATE, or the upsert of a LOCK, which locks the row it finds): a
+whole-state writer LOCK, which looks at the live leases again once its lock is taken
+(lock_whole), and a lease exclude each other without a race. Footprints are rows of
+lease_footprints, whose exclusion constraint (migration 0026) keeps two live leases of
+a state off the same address even if a check here were wrong; the check comes first so
+that the refusal names the other lease. A lease past its `expires_at` is dead: it is
+deleted (recorded `lease-expired`) by the next request on its state that looks at leases.
 """
 
 import uuid
@@ -412,14 +413,15 @@ async def lock_whole(
     """The whole-state writer LOCK of state `name` (app/graph/locks.py's `lock`), refused
     with Locked naming the live leases while any holds part of the state.
 
-    A state without leases costs two statements: the lock taken by one (unless the state
-    has a lease) and a look at the live leases after it. That look is what excludes a
-    lease acquired meanwhile: a statement sees the rows committed before it began, and a
-    LOCK that waited for the state's row held by an acquire began before that lease was
-    committed. A lease found then was acquired first: the lock is withdrawn, and the LOCK
-    refused. With leases (or on Citus, where a statement joining the state's row and its
-    leases would not run on one shard) the lock is taken as before them: in a
-    transaction, holding the state's row, after their check (and the expired ones' reaping).
+    On a state without leases, two statements: one takes the lock unless the state has
+    a lease, the next looks at the live leases. That second look is what excludes a
+    lease acquired meanwhile: a statement sees what was committed before it began, and
+    a LOCK that waited for the state's row while an acquire held it began before that
+    lease was committed (no statement of the first can see it). A lease found then came
+    first: the lock is withdrawn (an unlock event saying why) and the LOCK refused.
+    With leases (live, or expired and to be reaped), and on Citus (where a statement
+    joining the state's row to its leases runs on every shard), in a transaction
+    holding the state's row: the leases checked, then the lock taken.
     """
     if not sharded(conn):
         taken = await locks.take(conn, name, info, who=who, unless=_ANY_LEASE)

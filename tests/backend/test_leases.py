@@ -178,6 +178,19 @@ async def test_a_lock_that_waited_on_an_acquire_is_refused_by_its_lease(
     ).status_code == 409
 
 
+async def test_a_lock_reaps_an_expired_lease_and_is_taken(
+    client: httpx.AsyncClient, conn: asyncpg.Connection
+) -> None:
+    await based(client)
+    lease_id = await lease_of(client, {"a": "a1"})
+    await conn.execute("UPDATE leases SET expires_at = now() - interval '1 second'")
+    assert (await client.request("LOCK", URL, content=json.dumps(lock_info("apply-1")))).is_success
+    assert await conn.fetchval("SELECT count(*) FROM leases") == 0
+    reaped, locked = (await events(conn, NAME))[-2:]
+    assert (reaped["action"], reaped["detail"]["lease"]) == ("lease-expired", lease_id)
+    assert (locked["action"], locked["detail"]["id"]) == ("lock", "apply-1")
+
+
 async def test_writes_under_leases_are_merged(
     client: httpx.AsyncClient, conn: asyncpg.Connection
 ) -> None:
