@@ -25,6 +25,7 @@ A lock taken before holders were kept (holder NULL) is released and written unde
 its ID, as then.
 """
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -121,6 +122,7 @@ EVENT_DETAIL = (
 )
 
 
+@functools.cache
 def lock_sql(unless: str = "false") -> str:
     """LOCK in one statement: make or find the state's row and lock it (an upsert locks
     the row it finds, as FOR UPDATE would), take the lock if free and `unless` (SQL of
@@ -146,9 +148,6 @@ def lock_sql(unless: str = "false") -> str:
     )
     SELECT id AS state_id, EXISTS (SELECT 1 FROM taken) AS taken, kept.kept
     FROM state, kept"""
-
-
-_LOCK = lock_sql()
 
 
 _SHARED = "jsonb_build_object('shared', true) || $5::jsonb"  # a plan lock's event detail
@@ -232,7 +231,7 @@ async def take(
     unless: str = "false",
 ) -> Taken:
     """`lock`, not taken while the SQL condition `unless` (lock_sql's) holds."""
-    statement = _LOCK if unless == "false" else lock_sql(unless)
+    statement = lock_sql(unless)
     while True:
         row = await conn.fetchrow(statement, name, info["ID"], info, who.name, claims(who))
         # never None: the upsert of the state's row (DO UPDATE) always returns it
