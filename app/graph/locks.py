@@ -274,12 +274,16 @@ async def withdraw(
     who: Principal,
     why: dict[str, Any],
 ) -> None:
-    """Release the lock `take` took, when another holder turns out to have come first
-    (`why`, recorded on the unlock event)."""
+    """Release the lock `take` took, holding the state's row as every change of a lock
+    does, when another holder turns out to have come first (`why`, recorded on the
+    unlock event)."""
     await conn.execute(
-        f"""WITH gone AS (
-                DELETE FROM state_locks WHERE state_id = $1 AND lock_id = $2 AND holder = $3
-                RETURNING state_id, info, holder)
+        f"""WITH state AS (
+                SELECT id FROM states WHERE id = $1 FOR UPDATE
+            ), gone AS (
+                DELETE FROM state_locks l USING state
+                WHERE l.state_id = state.id AND l.lock_id = $2 AND l.holder = $3
+                RETURNING l.state_id, l.info, l.holder)
             INSERT INTO events (state_id, state_name, action, actor, detail)
             SELECT state_id, $4, 'unlock', $3,
                    {EVENT_DETAIL.format("info", "holder", "$5::jsonb")}
