@@ -419,9 +419,10 @@ async def lock_whole(
     a LOCK that waited for the state's row while an acquire held it began before that
     lease was committed (no statement of the first can see it). A lease found then came
     first: the lock is withdrawn (an unlock event saying why) and the LOCK refused.
-    With leases (live, or expired and to be reaped), and on Citus (where a statement
-    joining the state's row to its leases runs on every shard), in a transaction
-    holding the state's row: the leases checked, then the lock taken.
+    With leases (live, or expired and to be reaped), and on Citus (which runs no
+    statement looking at leases by the state's row the upsert returns: "correlated
+    subqueries are not supported"), in a transaction holding the state's row: the
+    leases checked, then the lock taken.
     """
     if not sharded(conn):
         taken = await locks.take(conn, name, info, who=who, unless=_ANY_LEASE)
