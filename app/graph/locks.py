@@ -229,11 +229,13 @@ async def take(
     *,
     who: Principal,
     unless: str = "false",
+    args: Sequence[Any] = (),
 ) -> Taken:
-    """`lock`, not taken while the SQL condition `unless` (lock_sql's) holds."""
+    """`lock`, not taken while the SQL condition `unless` (lock_sql's; its parameters
+    from $6: `args`) holds."""
     statement = lock_sql(unless)
     while True:
-        row = await conn.fetchrow(statement, name, info["ID"], info, who.name, claims(who))
+        row = await conn.fetchrow(statement, name, info["ID"], info, who.name, claims(who), *args)
         # never None: the upsert of the state's row (DO UPDATE) always returns it
         assert row is not None
         if row["taken"]:
@@ -282,7 +284,8 @@ async def withdraw(
                 SELECT id FROM states WHERE id = $1 FOR UPDATE
             ), gone AS (
                 DELETE FROM state_locks l USING state
-                WHERE l.state_id = state.id AND l.lock_id = $2 AND l.holder = $3
+                WHERE l.state_id = $1 AND l.state_id = state.id AND l.lock_id = $2
+                  AND l.holder = $3
                 RETURNING l.state_id, l.info, l.holder)
             INSERT INTO events (state_id, state_name, action, actor, detail)
             SELECT state_id, $4, 'unlock', $3,

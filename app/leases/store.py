@@ -24,7 +24,7 @@ from app.errors import BadInput, Forbidden, LeaseConflict, Locked, NotFound, Sta
 from app.graph import locks
 from app.graph.events import append_event
 from app.graph.queries import valid_at
-from app.graph.shards import sharded
+from app.graph.shards import pinned, sharded
 from app.leases.footprint import Footprint, footprint
 from app.plans.parse import ParsedPlan
 from app.plans.store import is_stale
@@ -401,10 +401,13 @@ async def refuse_live_leases(conn: asyncpg.Connection, name: str) -> None:
         raise _leased(name, live)
 
 
-# What keeps lock_whole's first statement from taking the lock: any lease of the state's
-# row `state` (app/graph/locks.py's lock_sql), live or expired (then reaped, by the path
-# that holds the row first).
-_ANY_LEASE = "EXISTS (SELECT 1 FROM leases l WHERE l.state_id = state.id)"
+# What keeps lock_whole's first statement from taking the lock: any lease of the state
+# (the row `state` of app/graph/locks.py's lock_sql; on Citus, the id `$6` looked up
+# before: its shard), live or expired (then reaped, by the way that holds the row first).
+_ANY_LEASE = {
+    False: "EXISTS (SELECT 1 FROM leases l WHERE l.state_id = state.id)",
+    True: "EXISTS (SELECT 1 FROM leases l WHERE l.state_id = $6)",
+}
 
 
 async def lock_whole(
@@ -419,13 +422,18 @@ async def lock_whole(
     a LOCK that waited for the state's row while an acquire held it began before that
     lease was committed (no statement of the first can see it). A lease found then came
     first: the lock is withdrawn (an unlock event saying why) and the LOCK refused.
-    With leases (live, or expired and to be reaped), and on Citus (which runs no
-    statement looking at leases by the state's row the upsert returns: "correlated
-    subqueries are not supported"), in a transaction holding the state's row: the
-    leases checked, then the lock taken.
+    On Citus the state's id is looked up first, for the first statement to name the
+    leases' shard (Citus runs no subquery on them by the row the upsert returns); as the
+    second look is what excludes, an id gone stale meanwhile risks nothing. With leases
+    (live, or expired and to be reaped), or no state yet on Citus: in a transaction
+    holding the state's row, the leases checked, then the lock taken.
     """
-    if not sharded(conn):
-        taken = await locks.take(conn, name, info, who=who, unless=_ANY_LEASE)
+    state_id = None
+    if sharded(conn):
+        state_id = await conn.fetchval("SELECT id FROM states WHERE name = $1", name)
+    if state_id is not None or not sharded(conn):
+        unless = _ANY_LEASE[state_id is not None]
+        taken = await locks.take(conn, name, info, who=who, unless=unless, args=pinned(state_id))
         if taken.taken is not None:
             if taken.taken and (live := await live_leases(conn, taken.state_id)):
                 why = {"leases": [str(lease.id) for lease in live]}
