@@ -154,34 +154,37 @@ _SHARED = "jsonb_build_object('shared', true) || $5::jsonb"  # a plan lock's eve
 
 
 def _unlock_sql(pinned_state: bool) -> str:
-    """UNLOCK in one statement: lock the state's row; release the plan's shared lock
-    `$2` (the lock ID) when there is one, else the writer's lock when `$2` (NULL = any: a
-    force-unlock) is the lock's; either only when the caller `$3` holds it (or `$4`: is
-    an admin); record the event (a force-unlock unless the holder released it), and
-    return the lock found. With `pinned_state` (on Citus), `$6` is the state's id, looked
-    up before: each statement on a lock table names it (one shard)."""
-    state = "$6" if pinned_state else "state.id"
-    where_id = " AND id = $6" if pinned_state else ""
+    """UNLOCK in one statement: release the plan's shared lock `$2` (the lock ID) when
+    there is one (not holding the state's row, as a plan's LOCK does not), else hold the
+    state's row and release the writer's lock when `$2` (NULL = any: a force-unlock)
+    is the lock's; either only when the caller `$3` holds it (or `$4`: is an admin);
+    record the event (a force-unlock unless the holder released it), and return the lock
+    found. With `pinned_state` (on Citus), `$6` is the state's id, looked up before:
+    each statement on a lock table names it (one shard)."""
+    if pinned_state:
+        plan_of_state, state_is = "p.state_id = $6", "name = $1 AND id = $6"
+    else:
+        plan_of_state = "p.state_id = (SELECT id FROM states WHERE name = $1)"
+        state_is = "name = $1"
 
     def pin(table: str) -> str:
         return f"{table}.state_id = $6 AND " if pinned_state else ""
 
     return f"""
-    WITH state AS (
-        SELECT id FROM states WHERE name = $1{where_id} FOR UPDATE
-    ), plan AS (
+    WITH plan AS (
         SELECT p.state_id, p.lock_id, p.info, p.holder, p.holder IS NULL OR p.holder = $3 AS own
-        FROM state_plan_locks p JOIN state ON p.state_id = state.id
-        WHERE p.state_id = {state} AND p.lock_id = $2
+        FROM state_plan_locks p WHERE {plan_of_state} AND p.lock_id = $2
     ), plan_released AS (
         DELETE FROM state_plan_locks p USING plan x
         WHERE {pin("p")}p.state_id = x.state_id AND p.lock_id = x.lock_id AND (x.own OR $4)
         RETURNING p.state_id
+    ), state AS (
+        -- locks the row only when it is returned: not for a plan's lock
+        SELECT id FROM states WHERE {state_is} AND NOT EXISTS (SELECT 1 FROM plan) FOR UPDATE
     ), holder AS (
         SELECT l.state_id, l.lock_id, l.info, l.holder,
                $2::text IS NOT NULL AND (l.holder IS NULL OR l.holder = $3) AS own
-        FROM state_locks l JOIN state ON l.state_id = state.id
-        WHERE l.state_id = {state} AND NOT EXISTS (SELECT 1 FROM plan)
+        FROM state_locks l JOIN state ON l.state_id = {"$6" if pinned_state else "state.id"}
     ), released AS (
         DELETE FROM state_locks l USING holder h
         WHERE {pin("l")}l.state_id = h.state_id
