@@ -283,9 +283,7 @@ async def lock_state(request: Request, name: str) -> Response:
             elif shared.is_plan(info):
                 await shared.take(conn, name, info, who=who)
             else:
-                async with conn.transaction():  # no lease gets in between
-                    await leases.refuse_live_leases(conn, name)
-                    await locks.lock(conn, name, info, who=who)
+                await leases.lock_whole(conn, name, info, who=who)
     except Locked:
         LOCK_CONFLICTS.inc()
         raise
@@ -303,12 +301,8 @@ async def unlock_state(request: Request, name: str) -> Response:
     if lock_id is None:  # names no lock: whatever is held goes
         who.require(Role.ADMIN, f"force-unlock state {name!r}")
     _require_lock_role(request, name, info)
-    async with db.connection(_pool(request)) as conn:
-        released = None
-        if lock_id is not None:  # a plan's own lock, else the writer's
-            released = await shared.release(conn, name, lock_id, who=who)
-        if released is None:
-            released = await locks.unlock(conn, name, lock_id, who=who)
+    async with db.connection(_pool(request)) as conn:  # a plan's lock, else the writer's
+        released = await locks.unlock(conn, name, lock_id, who=who)
     return json_response({"name": name, "unlocked": released})
 
 

@@ -4,14 +4,16 @@ A plan reads a version and writes nothing, and a saved plan made from a version 
 moves on is refused by Terraform itself as stale: so any number of plans hold a state
 at once, beside its writer lock and its leases, and none waits for them or they for
 it. Each is its own row (migration 0026), released by its ID by its holder (an admin:
-a force-unlock), and listed with the writer's lock in `State.locks`.
+a force-unlock) in UNLOCK's one statement, which looks for a plan's lock of that ID
+before the writer's (app/graph/locks.py), and listed with the writer's lock in
+`State.locks`.
 """
 
 from typing import Any
 
 import asyncpg
 
-from app.access import Principal, Role
+from app.access import Principal
 from app.errors import Forbidden, Locked
 from app.graph.events import append_event
 from app.graph.states import ensure_state
@@ -72,44 +74,10 @@ async def take(
         return False
 
 
-async def release(
-    conn: asyncpg.Connection, name: str, lock_id: str, *, who: Principal
-) -> bool | None:
-    """Release the plan lock `lock_id` of state `name`: True when released, None when
-    no plan lock has that ID (the writer's may)."""
-    found = await conn.fetchrow(
-        """SELECT p.state_id, p.info, p.holder FROM state_plan_locks p
-           JOIN states s ON s.id = p.state_id WHERE s.name = $1 AND p.lock_id = $2""",
-        name,
-        lock_id,
-    )
-    if found is None:
-        return None
-    own = found["holder"] is None or found["holder"] == who.name
-    if not own and not who.has(Role.ADMIN):
-        raise _not_the_holder(who, name, lock_id, found["holder"], f"UNLOCK state {name!r}")
-    async with conn.transaction():
-        deleted = await conn.fetchval(
-            """DELETE FROM state_plan_locks WHERE state_id = $1 AND lock_id = $2
-               RETURNING true""",
-            found["state_id"],
-            lock_id,
-        )
-        if deleted:
-            await append_event(
-                conn,
-                state_name=name,
-                action="unlock" if own else "force-unlock",
-                actor=who.name,
-                state_id=found["state_id"],
-                detail=_detail(found["info"], found["holder"]),
-            )
-    return True
-
-
-def _not_the_holder(
+def not_the_holder(
     who: Principal, name: str, lock_id: str, holder: str | None, doing: str
 ) -> Forbidden:
+    """The refusal of `doing` to the plan lock `lock_id` that `who` does not hold."""
     return who.refusal(
         doing,
         f"the plan lock (ID {lock_id}) is held by token {holder!r}, and only its holder "

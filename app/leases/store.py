@@ -1,12 +1,13 @@
 """Leases and their SQL: acquired from a plan, listed, released, expired.
 
 A lease is taken, and every other change of a state's locks is made, while holding
-the state's row (FOR UPDATE): a whole-state writer LOCK and a lease exclude each other
-without a race. Footprints are rows of lease_footprints, whose exclusion constraint
-(migration 0026) keeps two live leases of a state off the same address even if a
-check here were wrong; the check comes first so that the refusal names the other
-lease. A lease past its `expires_at` is dead: it is deleted (recorded `lease-expired`)
-by the next request on its state that looks at leases.
+the state's row (FOR UPDATE, or the upsert of a LOCK, which locks the row it finds): a
+whole-state writer LOCK, which looks at the live leases again once its lock is taken
+(lock_whole), and a lease exclude each other without a race. Footprints are rows of
+lease_footprints, whose exclusion constraint (migration 0026) keeps two live leases of
+a state off the same address even if a check here were wrong; the check comes first so
+that the refusal names the other lease. A lease past its `expires_at` is dead: it is
+deleted (recorded `lease-expired`) by the next request on its state that looks at leases.
 """
 
 import uuid
@@ -20,8 +21,10 @@ import asyncpg
 
 from app.access import Principal, Role
 from app.errors import BadInput, Forbidden, LeaseConflict, Locked, NotFound, StalePlan
+from app.graph import locks
 from app.graph.events import append_event
 from app.graph.queries import valid_at
+from app.graph.shards import pinned, sharded
 from app.leases.footprint import Footprint, footprint
 from app.plans.parse import ParsedPlan
 from app.plans.store import is_stale
@@ -367,22 +370,12 @@ def not_the_holder(who: Principal, lease: Lease, doing: str) -> Forbidden:
     )
 
 
-async def refuse_live_leases(conn: asyncpg.Connection, name: str) -> None:
-    """Before a whole-state writer LOCK, in its transaction: hold the state's row (when
-    there is one) and refuse while live leases hold part of it, with a LockInfo naming
-    them (what Terraform prints of a 409)."""
-    state_id: UUID | None = await conn.fetchval(
-        "SELECT id FROM states WHERE name = $1 FOR UPDATE", name
-    )
-    if state_id is None:
-        return
-    await reap(conn, state_id, name)
-    live = await live_leases(conn, state_id)
-    if not live:
-        return
+def _leased(name: str, live: list[Lease]) -> Locked:
+    """A whole-state LOCK's refusal while live leases hold part of the state, with a
+    LockInfo naming them (what Terraform prints of a 409)."""
     first = live[0]
     named = ", ".join(f"{lease.id} ({lease.holder})" for lease in live)
-    raise Locked(
+    return Locked(
         f"state {name!r} has {len(live)} live lease(s): {named}",
         {
             "ID": str(first.id),
@@ -393,6 +386,63 @@ async def refuse_live_leases(conn: asyncpg.Connection, name: str) -> None:
             "Leases": lease_names(live),
         },
     )
+
+
+async def refuse_live_leases(conn: asyncpg.Connection, name: str) -> None:
+    """Before a whole-state writer LOCK, in its transaction: hold the state's row (when
+    there is one), reap its expired leases and refuse while live leases hold part of it."""
+    state_id: UUID | None = await conn.fetchval(
+        "SELECT id FROM states WHERE name = $1 FOR UPDATE", name
+    )
+    if state_id is None:
+        return
+    await reap(conn, state_id, name)
+    if live := await live_leases(conn, state_id):
+        raise _leased(name, live)
+
+
+# What keeps lock_whole's first statement from taking the lock: any lease of the state
+# (the row `state` of app/graph/locks.py's lock_sql; on Citus, the id `$6` looked up
+# before: its shard), live or expired (then reaped, by the way that holds the row first).
+_ANY_LEASE = {
+    False: "EXISTS (SELECT 1 FROM leases l WHERE l.state_id = state.id)",
+    True: "EXISTS (SELECT 1 FROM leases l WHERE l.state_id = $6)",
+}
+
+
+async def lock_whole(
+    conn: asyncpg.Connection, name: str, info: dict[str, Any], *, who: Principal
+) -> None:
+    """The whole-state writer LOCK of state `name` (app/graph/locks.py's `lock`), refused
+    with Locked naming the live leases while any holds part of the state.
+
+    On a state without leases, two statements: one takes the lock unless the state has
+    a lease, the next looks at the live leases. That second look is what excludes a
+    lease acquired meanwhile: a statement sees what was committed before it began, and
+    a LOCK that waited for the state's row while an acquire held it began before that
+    lease was committed (no statement of the first can see it). A lease found then came
+    first: the lock is withdrawn (an unlock event saying why) and the LOCK refused.
+    On Citus the state's id is looked up first, for the first statement to name the
+    leases' shard (Citus runs no subquery on them by the row the upsert returns); as the
+    second look is what excludes, an id gone stale meanwhile risks nothing. With leases
+    (live, or expired and to be reaped), or no state yet on Citus: in a transaction
+    holding the state's row, the leases checked, then the lock taken.
+    """
+    state_id = None
+    if sharded(conn):
+        state_id = await conn.fetchval("SELECT id FROM states WHERE name = $1", name)
+    if state_id is not None or not sharded(conn):
+        unless = _ANY_LEASE[state_id is not None]
+        taken = await locks.take(conn, name, info, who=who, unless=unless, args=pinned(state_id))
+        if taken.taken is not None:
+            if taken.taken and (live := await live_leases(conn, taken.state_id)):
+                why = {"leases": [str(lease.id) for lease in live]}
+                await locks.withdraw(conn, taken, name, info, who=who, why=why)
+                raise _leased(name, live)
+            return
+    async with conn.transaction():  # no lease gets in between
+        await refuse_live_leases(conn, name)
+        await locks.lock(conn, name, info, who=who)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from app.graph.events import append_event
 from app.graph.write.version import write_version
 from app.webhooks.kinds import EventKind
 from app.webhooks.store import create_webhook
+from tests.helpers.backend import lock_info
 from tests.helpers.configurations import call, config_resource, configuration, module, refs
 from tests.helpers.graphql import gql
 from tests.helpers.states import resource, state
@@ -158,3 +159,24 @@ async def test_the_configuration_graph_runs_a_fixed_number_of_statements(
     # referencedBy, their resources (one load), and the root modules: 9
     assert await _count(client, statements, CONFIGURED, 1) == 9
     assert await _count(client, statements, CONFIGURED, 12) == 9
+
+
+async def test_a_lock_runs_two_statements_and_an_unlock_one(client, conn, statements) -> None:
+    """A whole-state LOCK: the lock taken, then the live leases looked at; an UNLOCK,
+    of a plan's shared lock or of the writer's: one statement."""
+    url = "/states/locked"
+    writer = lock_info("apply-1")
+    plan = {**lock_info("plan-1"), "Operation": "OperationTypePlan"}
+    assert (await client.request("LOCK", url, json=plan)).is_success  # makes the state
+
+    async def statements_of(method: str, info: dict[str, str]) -> int:
+        statements.statements.clear()
+        response = await client.request(method, url, json=info)
+        assert response.is_success, response.text
+        return len(statements.statements)
+
+    assert await statements_of("LOCK", writer) == 2
+    assert await statements_of("UNLOCK", plan) == 1
+    assert await statements_of("UNLOCK", writer) == 1
+    assert await conn.fetchval("SELECT count(*) FROM state_locks") == 0
+    assert await conn.fetchval("SELECT count(*) FROM state_plan_locks") == 0

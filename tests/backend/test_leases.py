@@ -10,11 +10,13 @@ import asyncpg
 import httpx
 import pytest
 
+from app import db
 from tests.helpers.backend import TOKENS, assert_error, events, http_client, lock_info, versions
 from tests.helpers.graphql_ws import events as delivered
 from tests.helpers.graphql_ws import subscribe
 from tests.helpers.lease_plans import address, plan_doc, state_doc
 from tests.helpers.live_server import LiveServer
+from tests.helpers.waiting import until_waiting_on
 
 NAME = "team/leased"
 URL = f"/states/{NAME}"
@@ -139,6 +141,54 @@ async def test_the_writer_lock_and_leases_exclude_each_other(
         ("plan-1", "OperationTypePlan"),
     ]
     assert state["leases"] == []
+
+
+async def test_a_lock_that_waited_on_an_acquire_is_refused_by_its_lease(
+    client: httpx.AsyncClient, conn: asyncpg.Connection, pool: db.Pool
+) -> None:
+    """A LOCK that waits for the state's row while a lease is acquired (the acquire holds
+    it) sees that lease once acquired: refused, and no lock left."""
+    await based(client)
+    state_id = await conn.fetchval("SELECT id FROM states WHERE name = $1", NAME)
+    async with pool.acquire() as acquiring:
+        async with acquiring.transaction():  # what acquire does, holding the state's row
+            await acquiring.execute("SELECT id FROM states WHERE id = $1 FOR UPDATE", state_id)
+            body = json.dumps(lock_info("apply-1"))
+            locking = asyncio.create_task(client.request("LOCK", URL, content=body))
+            await until_waiting_on(conn, {"transactionid"})
+            lease_id = await acquiring.fetchval(
+                """INSERT INTO leases (id, state_id, holder, base_serial, addresses, outputs,
+                                       ttl_seconds, expires_at)
+                   VALUES (gen_random_uuid(), $1, 'tf', 1, $2, '{}', 600,
+                           now() + interval '10 minutes')
+                   RETURNING id""",
+                state_id,
+                [address("a")],
+            )
+        refused = await locking
+    body = assert_error(refused, 409, "LOCKED")
+    assert body["ID"] == str(lease_id) and body["Leases"][0]["addresses"] == [address("a")]
+    assert await conn.fetchval("SELECT count(*) FROM state_locks") == 0
+    lock, withdrawn = (await events(conn, NAME))[-2:]  # taken before the lease was seen
+    assert (lock["action"], withdrawn["action"]) == ("lock", "unlock")
+    assert withdrawn["detail"]["withdrawn"] == {"leases": [str(lease_id)]}
+    # a lease first, then a whole-state lock: never both
+    assert (
+        await client.request("LOCK", URL, content=json.dumps(lock_info("apply-2")))
+    ).status_code == 409
+
+
+async def test_a_lock_reaps_an_expired_lease_and_is_taken(
+    client: httpx.AsyncClient, conn: asyncpg.Connection
+) -> None:
+    await based(client)
+    lease_id = await lease_of(client, {"a": "a1"})
+    await conn.execute("UPDATE leases SET expires_at = now() - interval '1 second'")
+    assert (await client.request("LOCK", URL, content=json.dumps(lock_info("apply-1")))).is_success
+    assert await conn.fetchval("SELECT count(*) FROM leases") == 0
+    reaped, locked = (await events(conn, NAME))[-2:]
+    assert (reaped["action"], reaped["detail"]["lease"]) == ("lease-expired", lease_id)
+    assert (locked["action"], locked["detail"]["id"]) == ("lock", "apply-1")
 
 
 async def test_writes_under_leases_are_merged(

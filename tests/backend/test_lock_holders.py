@@ -239,3 +239,13 @@ async def test_a_plan_token_locks_for_a_plan_and_never_writes(clients, conn) -> 
         ("force-unlock", "ci", "OperationTypePlan"),
     ]
     assert await versions(conn, NAME) == [1, 2]
+    unlocked = [e["detail"] for e in await events(conn, NAME) if e["action"] == "unlock"]
+    assert unlocked == [
+        {
+            "id": "pr-plan",
+            "who": "pr@ci",
+            "operation": "OperationTypePlan",
+            "holder": "team-pr",
+            "shared": True,
+        }
+    ]

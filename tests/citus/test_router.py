@@ -1,9 +1,9 @@
 """On the cluster, each statement the server sends for one state's backend flows (a
-write, a one-change write, a read, a lock and its release) and for the reads of one
-state's resources (lists, search, blast radius walked and paged, history, diff, the
-dashboard's resource page) runs on one shard: EXPLAIN shows one task (a router plan),
-for each step of a statement Citus splits. Walks across states (the radius, a plan's
-impact) walk each state in one statement on its shard."""
+write, a one-change write, a read, a lock and its release, a plan's lock and its
+release) and for the reads of one state's resources (lists, search, blast radius walked
+and paged, history, diff, the dashboard's resource page) runs on one shard: EXPLAIN
+shows one task (a router plan), for each step of a statement Citus splits. Walks across
+states (the radius, a plan's impact) walk each state in one statement on its shard."""
 
 import contextlib
 import re
@@ -27,6 +27,8 @@ _DISTRIBUTED = (
     "outputs",
     "raw_state_chunks",
     "state_locks",
+    "state_plan_locks",
+    "leases",
     "policy_violations",
     "state_links",
     "output_lineage",
@@ -109,11 +111,14 @@ async def test_one_state_flows_run_on_one_shard() -> None:
         assert (await client.post("/states/team/net", content=network(1, 3))).status_code == 200
         pool = app.state.pool
         lock = b'{"ID": "l1", "Operation": "OperationTypeApply", "Who": "ci"}'
+        plan = b'{"ID": "p1", "Operation": "OperationTypePlan", "Who": "ci"}'
         flows = [
             ("LOCK", "/states/team/net", lock),
             ("POST", "/states/team/net?ID=l1", network(2, 4)),  # one change: a subnet more
             ("GET", "/states/team/net", None),
             ("UNLOCK", "/states/team/net", lock),
+            ("LOCK", "/states/team/net", plan),  # a plan's shared lock, and its release
+            ("UNLOCK", "/states/team/net", plan),
         ]
         async with logged(pool) as sent:
             for method, path, body in flows:
