@@ -166,3 +166,51 @@ def test_a_remembered_resource_is_not_read(monkeypatch: pytest.MonkeyPatch) -> N
         2,
     ]
     assert read == [3, 3]  # the two resources not remembered, and no other
+
+
+_BASE = dumps(
+    {
+        "version": 4,
+        "serial": 2,
+        "lineage": "L",
+        "outputs": {"o": {"value": [1, "é"], "type": ["tuple", ["number", "string"]]}},
+        "resources": [
+            {
+                "mode": "managed",
+                "type": "t",
+                "name": "r",
+                "provider": "p",
+                "instances": [{"attributes": {"id": "a", "n": 1.5, "deep": {"x": [None]}}}],
+            }
+        ],
+        "check_results": None,
+    },
+    indent=True,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    edits=st.lists(
+        st.tuples(st.integers(0, len(_BASE)), st.integers(0, 3), st.binary(max_size=3)),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_a_damaged_body_skims_as_it_scans_whole_or_not_at_all(
+    edits: list[tuple[int, int, bytes]],
+) -> None:
+    body = _BASE
+    for at, cut, added in edits:
+        body = body[:at] + added + body[at + cut :]
+    try:
+        whole = scan_state(body)
+        expected: Any = (whole.head, list(whole.resources()))
+    except StateError:
+        expected = None
+    try:
+        skimmed = skim_document(body)
+        found: Any = (skimmed.head, list(skimmed.resources()))
+    except (StateError, NotStreamable):
+        return  # refused, or read whole: what a whole read says is then said
+    assert found == expected
