@@ -55,10 +55,9 @@ class SkimmedState(ScannedState):
     """A ScannedState whose resources are bytes, each parsed when a pass reads it; with
     the digest of each resource's bytes, in document order."""
 
-    def __init__(self, data: bytes, members: dict[str, Any], resources: list[msgspec.Raw]):
+    def __init__(self, members: dict[str, Any], resources: list[msgspec.Raw]):
         super().__init__(document_head(members), self._parsed)
-        self._data = data  # the Raw resources are views of it
-        self._raw = resources
+        self._raw = resources  # views of the body (each holds it)
         self.digests = [digest(raw) for raw in resources]
 
     def _parsed(self) -> Iterator[Any]:
@@ -106,7 +105,7 @@ def skim_document(data: bytes) -> SkimmedState:
             members[key] = _read(raw, level=2)
     if listed:
         members["resources"] = []  # present: not an omitted member
-    return SkimmedState(data, members, resources)
+    return SkimmedState(members, resources)
 
 
 def skim_or_scan(data: bytes) -> ScannedState:

@@ -21,6 +21,7 @@ from app.tfstate import skim as skim_module
 from app.tfstate.scan import ScannedInstance
 from bench.generate import generate_state
 from tests.helpers.edges import instance_edges
+from tests.helpers.skim import resources_read
 
 
 def _edit(document: dict[str, Any], rng: random.Random) -> bool:
@@ -148,15 +149,7 @@ async def test_a_change_reads_the_changed_resource_alone(
     document = generate_state(200)
     name = f"memo-read-{uuid.uuid4().hex[:6]}"
     await write_version(conn, name, dumps(document), actor="test")
-    read: list[int] = []
-    parse = skim_module._read
-
-    def counted(raw: Any, *, level: int) -> Any:
-        if level == 3:
-            read.append(1)
-        return parse(raw, level=level)
-
-    monkeypatch.setattr(skim_module, "_read", counted)
+    read = resources_read(monkeypatch)
     document["resources"][7]["instances"][0]["attributes"]["size"] = 12345
     await write_version(conn, name, dumps({**document, "serial": 2}), actor="test")
     assert len(read) == 1

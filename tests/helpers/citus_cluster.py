@@ -60,16 +60,8 @@ async def cluster_database(url: str, *, extension: bool = True) -> AsyncIterator
     nodes = [_at(url, database="postgres", host=h, port=p) for h, p in workers]
     try:
         for node in nodes:
-            conn = await asyncpg.connect(node)
-            try:
-                await conn.execute(f'CREATE DATABASE "{name}"')
-            finally:
-                await conn.close()
-            conn = await asyncpg.connect(_at(node, database=name))
-            try:
-                await conn.execute("CREATE EXTENSION citus")
-            finally:
-                await conn.close()
+            await _execute(node, f'CREATE DATABASE "{name}"')
+            await _execute(_at(node, database=name), "CREATE EXTENSION citus")
         await admin.execute(f'CREATE DATABASE "{name}"')
         database = _at(url, database=name)
         if extension:
@@ -77,13 +69,18 @@ async def cluster_database(url: str, *, extension: bool = True) -> AsyncIterator
         yield database
     finally:
         for node in nodes:
-            conn = await asyncpg.connect(node)
-            try:
-                await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            finally:
-                await conn.close()
+            await _execute(node, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await admin.close()
+
+
+async def _execute(url: str, statement: str) -> None:
+    """`statement` on its own connection to `url`."""
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(statement)
+    finally:
+        await conn.close()
 
 
 async def add_workers(

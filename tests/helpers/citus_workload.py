@@ -14,7 +14,8 @@ import httpx
 from starlette.applications import Starlette
 
 from tests.helpers import citus_reads
-from tests.helpers.states import BUILTIN, resource, state
+from tests.helpers.links import remote
+from tests.helpers.states import resource, state
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[.\d]*(Z|[+-]\d\d:?\d\d)?")
@@ -75,22 +76,7 @@ def consumer(serial: int, read: str) -> bytes:
     """Reads team/net's output `vpc` (http://test is the app's address in the tests)."""
     return state(
         [
-            resource(
-                "terraform_remote_state",
-                "net",
-                mode="data",
-                provider=BUILTIN,
-                attributes={
-                    "backend": "http",
-                    "config": {
-                        "value": {"address": "http://test/states/team/net"},
-                        "type": ["object", {"address": "string"}],
-                    },
-                    "defaults": None,
-                    "outputs": {"value": {"vpc": read}, "type": ["object", {"vpc": "string"}]},
-                    "workspace": None,
-                },
-            ),
+            remote("net", "http://test/states/team/net", {"vpc": read}),
             resource("aws_instance", "app", depends_on=["data.terraform_remote_state.net"]),
             resource("aws_eip", "app", depends_on=["aws_instance.app"]),
         ],

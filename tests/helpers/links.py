@@ -4,7 +4,7 @@ state and an app state reading it, as the graph's and the API's link tests write
 from typing import Any
 
 from app.tfstate.remote import Server
-from tests.helpers.states import resource, state
+from tests.helpers.states import BUILTIN, resource, state
 
 SERVERS = [Server.parse("https://infragraph.example/tf")]
 VPC_ID = "vpc-0a1b2c3d4e5f60718"
@@ -17,7 +17,7 @@ def remote(name: str, address: str, outputs: dict[str, Any]) -> dict[str, Any]:
         "terraform_remote_state",
         name,
         mode="data",
-        provider='provider["terraform.io/builtin/terraform"]',
+        provider=BUILTIN,
         attributes={
             "backend": "http",
             "config": {"value": {"address": address}, "type": ["object", {"address": "string"}]},

@@ -31,6 +31,21 @@ _PENDING = UUID(int=0)  # the id of a new row until its batch is given ids
 _UNLOOKED = 64  # instances of changed resources not looked up by raw hash (RowStream)
 
 
+_Item = ScannedInstance | InstanceRow | SkippedResource[Remembered]
+
+
+def _items(
+    state: NormalizedState | ScannedState, remembered: Mapping[bytes, Remembered] | None
+) -> Iterator[_Item]:
+    """The state's instances in document order; a skimmed state's remembered resources
+    each as one SkippedResource."""
+    if isinstance(state, SkimmedState) and remembered:
+        return state.items(remembered)
+    if isinstance(state, ScannedState):
+        return state.instances()
+    return iter(state.instances)
+
+
 class RowStream:
     """A new version's instances against the current version's rows (by address), a
     batch at a time (CPU-bound: next_batch runs in a worker thread).
@@ -58,13 +73,7 @@ class RowStream:
         # in another layout. Looked up (and this built) once more than a few are read.
         self._by_raw: dict[bytes, str] | None = None
         self._unlooked = _UNLOOKED if remembered else 0
-        self._items: Iterator[ScannedInstance | InstanceRow | SkippedResource[Remembered]] = iter(
-            state.items(remembered)
-            if isinstance(state, SkimmedState) and remembered
-            else state.instances()
-            if isinstance(state, ScannedState)
-            else state.instances
-        )
+        self._items = _items(state, remembered)
         self._output_values = output_values(state.outputs)  # asked of each batch
         self._state_id, self._version_id, self._serial = ids
         self._ring = crypto.keyring()
