@@ -795,8 +795,8 @@ async def change_case(env: Env) -> Result:
         "the first import of the same state",
         cand,
         base,
-        "ratio <= 0.30",
-        (cand / base) <= 0.30,
+        "ratio <= 0.25",
+        (cand / base) <= 0.25,
         env.size.runs,
     )
 
